@@ -1,0 +1,36 @@
+"""The Quatre Sept game engine: rules, states, the referee, replays and built-in bots.
+
+Pure Python; imports neither Django nor ``sandbox``.
+"""
+
+from engine.actions import action_to_str, parse_action
+from engine.faults import FAULT_KINDS, SeatFault
+from engine.observe import observe
+from engine.referee import Clock, FunctionSeat, MatchOutcome, Player, Seat, play_match
+from engine.replay import REPLAY_FORMAT, build_replay
+from engine.rules import PRESETS, RulesError, RuleSet, parse_option, rules_for, rules_from_dict
+from engine.state import State, deal_state, new_match
+
+__all__ = [
+    "FAULT_KINDS",
+    "PRESETS",
+    "REPLAY_FORMAT",
+    "Clock",
+    "FunctionSeat",
+    "MatchOutcome",
+    "Player",
+    "RuleSet",
+    "RulesError",
+    "Seat",
+    "SeatFault",
+    "State",
+    "action_to_str",
+    "build_replay",
+    "deal_state",
+    "new_match",
+    "observe",
+    "parse_action",
+    "play_match",
+    "rules_for",
+    "rules_from_dict",
+]

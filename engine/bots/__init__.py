@@ -1,0 +1,60 @@
+"""Built-in bots. Each works from protocol 1's messages alone, exactly like an uploaded bot.
+
+``python -m engine.bots NAME`` runs one as a JSON-lines program (the platform runs the built-ins
+this way, in its trusted runner); ``BotSeat`` plugs one straight into the referee in-process.
+Imports nothing of Django or the sandbox.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from engine.bots.greedy import GreedyBot
+from engine.bots.random_bot import RandomBot
+
+
+class Bot(Protocol):
+    """A bot in-process: told ``hello``, asked ``act`` for each turn, told the rest."""
+
+    name: str
+
+    def hello(self, message: dict[str, Any]) -> None: ...
+
+    def act(self, message: dict[str, Any]) -> str: ...
+
+    def notify(self, message: dict[str, Any]) -> None: ...
+
+
+BUILTIN_BOTS: dict[str, type] = {"random": RandomBot, "greedy": GreedyBot}
+
+
+def make_bot(name: str) -> Bot:
+    """A new built-in bot by name; ``ValueError`` listing the names for an unknown one."""
+    try:
+        return BUILTIN_BOTS[name]()
+    except KeyError:
+        raise ValueError(
+            f"unknown built-in bot {name!r}; built-ins: {', '.join(sorted(BUILTIN_BOTS))}"
+        ) from None
+
+
+class BotSeat:
+    """A referee seat played by an in-process bot (no clock: for tests and local runs)."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+
+    def hello(self, message: dict[str, Any]) -> None:
+        self.bot.hello(message)
+
+    def turn(self, message: dict[str, Any]) -> str:
+        return self.bot.act(message)
+
+    def notify(self, message: dict[str, Any]) -> None:
+        self.bot.notify(message)
+
+    def close(self) -> None:
+        pass
+
+
+__all__ = ["BUILTIN_BOTS", "Bot", "BotSeat", "GreedyBot", "RandomBot", "make_bot"]

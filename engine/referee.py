@@ -1,0 +1,230 @@
+"""The referee: plays one whole match between four seats and writes its replay.
+
+Seats are anything with ``hello``, ``turn``, ``notify`` and ``close`` (the ``Seat`` protocol);
+a seat fails by raising ``SeatFault``, and the first fault ends the match as a forfeit.
+The referee also refuses replies that are not among the legal actions. It measures each
+decision; clocks are enforced by whatever runs the seat (the platform's sandbox).
+Imports nothing of Django or the sandbox.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine.faults import SeatFault
+from engine.observe import observe
+from engine.replay import build_replay, deal_dict, result_dict
+from engine.rules import RuleSet
+from engine.state import State, new_match
+
+PROTOCOL = 1
+
+
+class Seat(Protocol):
+    """One player as the referee sees it. Any method may raise ``SeatFault``."""
+
+    def hello(self, message: dict[str, Any]) -> None: ...
+
+    def turn(self, message: dict[str, Any]) -> str: ...
+
+    def notify(self, message: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Player:
+    """Who sits in a seat, for ``hello`` and the replay."""
+
+    bot: str
+    version: int | None = None
+
+    @property
+    def label(self) -> str:
+        return self.bot if self.version is None else f"{self.bot} v{self.version}"
+
+
+@dataclass(frozen=True)
+class Clock:
+    """Protocol 1's clocks, announced in ``hello``; enforced by the seat's runner."""
+
+    hello_ms: int = 10_000
+    move_ms: int = 1_000
+    bank_ms: int = 60_000
+
+    def to_dict(self) -> dict[str, int]:
+        return {"hello_ms": self.hello_ms, "move_ms": self.move_ms, "bank_ms": self.bank_ms}
+
+
+@dataclass
+class MatchOutcome:
+    """A finished match: final state, replay format 1, and each seat's fault log if it failed."""
+
+    state: State
+    replay: dict[str, Any]
+    logs: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def result(self) -> dict[str, Any]:
+        return self.replay["result"]
+
+
+class FunctionSeat:
+    """A seat answered by a plain function of the ``turn`` message (tests, local play)."""
+
+    def __init__(self, decide: Callable[[dict[str, Any]], str]) -> None:
+        self._decide = decide
+
+    def hello(self, message: dict[str, Any]) -> None:
+        pass
+
+    def turn(self, message: dict[str, Any]) -> str:
+        return self._decide(message)
+
+    def notify(self, message: dict[str, Any]) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def play_match(
+    rules: RuleSet,
+    seats: Sequence[Seat],
+    *,
+    seed: int,
+    match_id: str = "local",
+    players: Sequence[Player] | None = None,
+    clock: Clock | None = None,
+) -> MatchOutcome:
+    """Play a match to its end; every seat is closed afterwards, whatever happened."""
+    if len(seats) != 4:
+        raise ValueError("a match needs four seats")
+    players = list(players) if players is not None else [Player(f"seat{i}") for i in range(4)]
+    clock = clock or Clock()
+    moves_ms: list[list[int]] = [[], [], [], []]
+    logs: dict[int, str] = {}
+    state = new_match(rules, seed)
+    try:
+        state = _hello_all(state, seats, rules, match_id, players, clock, logs)
+        told = 0  # deals whose deal_end went out
+        turn_id = 0
+        while not state.is_over:
+            seat = state.to_move
+            legal = state.legal_strings()
+            turn_id += 1
+            message = {
+                "type": "turn",
+                "id": turn_id,
+                "decision": state.decision,
+                "state": observe(state, seat),
+                "legal": legal,
+            }
+            started = time.perf_counter()
+            try:
+                reply = seats[seat].turn(message)
+            except SeatFault as fault:
+                moves_ms[seat].append(_ms_since(started))
+                logs[seat] = fault.log
+                state = state.forfeit(seat, fault.kind, fault.detail)
+                break
+            moves_ms[seat].append(_ms_since(started))
+            if reply not in legal:
+                shown = reply if isinstance(reply, str) else repr(reply)
+                state = state.forfeit(seat, "illegal", f"action {shown[:200]!r} is not in legal")
+                break
+            state = state.step(reply)
+            while told < len(state.history) and not state.is_over:
+                state = _tell_all(state, seats, _deal_end(state, told), logs)
+                told += 1
+        _finish(state, seats, told)
+    finally:
+        for s in seats:
+            _close_quietly(s)
+    replay = build_replay(
+        state, match_id=match_id, players=_player_dicts(players), moves_ms=moves_ms
+    )
+    return MatchOutcome(state=state, replay=replay, logs=logs)
+
+
+def _hello_all(
+    state: State,
+    seats: Sequence[Seat],
+    rules: RuleSet,
+    match_id: str,
+    players: Sequence[Player],
+    clock: Clock,
+    logs: dict[int, str],
+) -> State:
+    for seat, player in enumerate(seats):
+        message = {
+            "type": "hello",
+            "protocol": PROTOCOL,
+            "seat": seat,
+            "team": seat % 2,
+            "match": match_id,
+            "rules": rules.to_dict(),
+            "clock": clock.to_dict(),
+            "players": [p.label for p in players],
+        }
+        try:
+            player.hello(message)
+        except SeatFault as fault:
+            logs[seat] = fault.log
+            if not state.is_over:
+                return state.forfeit(seat, fault.kind, fault.detail)
+    return state
+
+
+def _deal_end(state: State, index: int) -> dict[str, Any]:
+    return {"type": "deal_end", **deal_dict(state.history[index])}
+
+
+def _tell_all(
+    state: State, seats: Sequence[Seat], message: dict[str, Any], logs: dict[int, str]
+) -> State:
+    """Send a message that wants no reply; a fault still forfeits while the match runs."""
+    for seat, player in enumerate(seats):
+        try:
+            player.notify(message)
+        except SeatFault as fault:
+            logs[seat] = fault.log
+            if not state.is_over:
+                return state.forfeit(seat, fault.kind, fault.detail)
+    return state
+
+
+def _finish(state: State, seats: Sequence[Seat], told: int) -> None:
+    """Tell everyone the deals not yet told and the result; faults no longer matter."""
+    messages = [
+        _deal_end(state, i) for i in range(told, len(state.history))
+        if state.history[i].end != "forfeit"
+    ]
+    messages.append({"type": "match_end", **result_dict(state.result)})
+    for player in seats:
+        for message in messages:
+            try:
+                player.notify(message)
+            except SeatFault:
+                break
+
+
+def _close_quietly(seat: Seat) -> None:
+    try:
+        seat.close()
+    except SeatFault:
+        pass
+
+
+def _player_dicts(players: Sequence[Player]) -> list[dict[str, Any]]:
+    return [
+        {"seat": i, "team": i % 2, "bot": p.bot, "version": p.version}
+        for i, p in enumerate(players)
+    ]
+
+
+def _ms_since(started: float) -> int:
+    return round((time.perf_counter() - started) * 1000)

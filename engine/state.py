@@ -1,0 +1,581 @@
+"""The game as an immutable value: ``State.apply(action)`` returns the next state.
+
+One ``State`` covers a whole match: the deal in progress plus the record of finished deals.
+Chance is explicit: every deck comes from ``(seed, deal, redeal)`` (see ``deck.py``), so a state
+never draws a random number. Actions are ints (``actions.py``); ``legal()`` lists them and
+``apply()`` trusts that it is given one of them (``step()`` checks and takes protocol strings).
+Imports nothing of Django or the sandbox.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from engine.actions import (
+    CLAIM,
+    DONE,
+    KEEP,
+    MAX_POULES,
+    MELD,
+    MELD_FOUR,
+    MELD_THREE,
+    PLAY_LIMIT,
+    POLITAINE,
+    POULES,
+    REDEAL,
+    SLIDE,
+    TAP,
+    action_to_str,
+    meld_name,
+    meld_points,
+    parse_action,
+)
+from engine.cards import (
+    CARD_THIRDS,
+    LAST_TRICK_THIRDS,
+    RANK_7,
+    RANK_8,
+    RANK_MASKS,
+    SUIT_MASKS,
+    TNA_MASKS,
+    cards_of,
+)
+from engine.deck import seeded_hands
+from engine.rules import RuleSet
+
+REDEAL_PHASE, POULES_PHASE, MELD_PHASE, PLAY_PHASE, OVER = range(5)
+DECISIONS = ("redeal", "poules", "meld", "play", None)
+
+#: [ruling] A match that reaches this many deals ends: higher total wins, equal totals draw.
+MAX_DEALS = 100
+#: [ruling, engine] After this many redeals of one deal nobody is offered another, so every
+#: match is finite (the chance of reaching it is below 1e-100).
+MAX_REDEALS = 50
+TRICKS_PER_DEAL = 8
+POLITAINE_POINTS = 11
+
+_HIGH = RANK_MASKS[0] | RANK_MASKS[1] | RANK_MASKS[2]  # every T, 9 and A
+_SEVENS = RANK_MASKS[RANK_7]
+_EIGHTS = RANK_MASKS[RANK_8]
+
+
+class Trick(NamedTuple):
+    """A finished trick: ``cards[i]`` was played by seat ``(leader + i) % 4``.
+
+    ``thirds`` is the trick's worth to its winner, the last-trick bonus included, so the eight
+    tricks of a deal add up to 35.
+    """
+
+    leader: int
+    cards: tuple[int, ...]
+    winner: int
+    thirds: int
+
+
+class Said(NamedTuple):
+    """Something said in public: ``say`` as in the protocol; ``card`` is -1 when none goes with it.
+
+    ``trick`` is the 1-based trick it was said in, 0 before play.
+    """
+
+    seat: int
+    trick: int
+    say: str
+    card: int
+
+
+class Fault(NamedTuple):
+    """A seat's failure that forfeited the match."""
+
+    seat: int
+    kind: str
+    detail: str
+
+
+class Result(NamedTuple):
+    """How a match ended. ``winner`` is a team, or None for a draw at the safety limit."""
+
+    winner: int | None
+    reason: str
+    score: tuple[int, int]
+    fault: Fault | None
+
+
+class DealRecord(NamedTuple):
+    """A finished (or interrupted) deal, as replay format 1 keeps it."""
+
+    number: int
+    dealer: int
+    redeals: tuple[tuple[int, tuple[int, int, int, int]], ...]
+    hands: tuple[int, int, int, int]
+    said: tuple[Said, ...]
+    tricks: tuple[Trick, ...]
+    thirds: tuple[int, int]
+    points: tuple[int, int]
+    bonus: tuple[int, int]
+    melds: tuple[int, int]
+    score: tuple[int, int]
+    end: str | None
+
+
+class State(NamedTuple):
+    """A point in a match. Invariant: ``to_move`` is the seat to decide, -1 once it is over.
+
+    Fields are public and read-only. Hands are 32-bit masks (``cards.py``); ``dealt`` the hands
+    as dealt this deal; ``trick`` the cards of the trick in progress, led by ``leader``;
+    ``taken``/``won`` thirds and tricks per team this deal; ``low`` whether the leader of the
+    trick in progress must lead his lowest rank; ``run`` a politaine in progress as
+    ``(seat, suit, tricks won)``; ``announced`` the ``(seat, card)`` politaine announcements of
+    the trick in progress; ``poules`` the poules each seat may still score; ``melded`` a mask of
+    meld ids scored this deal; ``history`` the finished deals.
+    """
+
+    rules: RuleSet
+    seed: int
+    deal: int
+    dealer: int
+    redeal: int
+    score: tuple[int, int]
+    phase: int
+    to_move: int
+    hands: tuple[int, int, int, int]
+    dealt: tuple[int, int, int, int]
+    leader: int
+    trick: tuple[int, ...]
+    tricks: tuple[Trick, ...]
+    taken: tuple[int, int]
+    won: tuple[int, int]
+    said: tuple[Said, ...]
+    low: bool
+    run: tuple[int, int, int] | None
+    announced: tuple[tuple[int, int], ...]
+    poules: tuple[int, int, int, int]
+    bonus: tuple[int, int]
+    melds: tuple[int, int]
+    melded: int
+    redeals: tuple[tuple[int, tuple[int, int, int, int]], ...]
+    history: tuple[DealRecord, ...]
+    result: Result | None
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase == OVER
+
+    @property
+    def decision(self) -> str | None:
+        """The protocol's decision name for ``to_move``: redeal, poules, meld, play; None if over."""
+        return DECISIONS[self.phase]
+
+    def legal(self) -> tuple[int, ...]:
+        """Every legal action of ``to_move``, in a fixed order; empty once the match is over."""
+        phase = self.phase
+        if phase == PLAY_PHASE:
+            return _legal_plays(self)
+        if phase == MELD_PHASE:
+            return (*(MELD + m for m in available_melds(self.hands[self.to_move], self.melded)), DONE)
+        if phase == REDEAL_PHASE:
+            return (REDEAL, KEEP)
+        if phase == POULES_PHASE:
+            return tuple(POULES + n for n in range(_complete_suits(self.hands[self.to_move]) + 1))
+        return ()
+
+    def legal_strings(self) -> list[str]:
+        return [action_to_str(a) for a in self.legal()]
+
+    # -- moving --------------------------------------------------------------------------------
+
+    def apply(self, action: int) -> State:
+        """The state after ``to_move`` takes ``action``, which must be one of ``legal()``."""
+        if action < PLAY_LIMIT:
+            return _play(self, action)
+        if action >= MELD:
+            return _meld(self, action - MELD)
+        if action == DONE:
+            return self._replace(phase=PLAY_PHASE)
+        if action == CLAIM:
+            return _claim(self)
+        if action >= POULES:
+            return _poules(self, action - POULES)
+        if action == REDEAL:
+            return _redeal(self)
+        return _keep(self)
+
+    def step(self, action: str) -> State:
+        """Like ``apply`` for a protocol string, checked: ``ValueError`` if malformed or illegal."""
+        code = parse_action(action)
+        if code not in self.legal():
+            raise ValueError(f"{action!r} is not legal now; legal: {', '.join(self.legal_strings())}")
+        return self.apply(code)
+
+    def forfeit(self, seat: int, kind: str, detail: str) -> State:
+        """The match ended by ``seat``'s fault: its team loses, the scores so far are kept."""
+        if self.phase == OVER:
+            raise ValueError("the match is already over")
+        fault = Fault(seat, kind, detail)
+        record = _record(self, self.score, "forfeit")
+        result = Result(1 - (seat & 1), "forfeit", self.score, fault)
+        return _over(self, record, result)
+
+    def with_hands(self, hands: tuple[int, int, int, int]) -> State:
+        """The same position with other hidden cards (for search over sampled deals)."""
+        return self._replace(hands=tuple(hands))
+
+
+# -- starting -------------------------------------------------------------------------------------
+
+
+def new_match(rules: RuleSet, seed: int) -> State:
+    """The state before the first decision of a seeded match (the first deal dealt)."""
+    return _start_deal(rules, seed, 1, 3, 0, (0, 0), (), ())
+
+
+def _start_deal(
+    rules: RuleSet,
+    seed: int,
+    deal: int,
+    dealer: int,
+    redeal: int,
+    score: tuple[int, int],
+    history: tuple[DealRecord, ...],
+    redeals: tuple,
+) -> State:
+    hands = seeded_hands(seed, deal, redeal, dealer)
+    return deal_state(
+        rules, hands, seed=seed, deal=deal, dealer=dealer, redeal=redeal, score=score,
+        history=history, redeals=redeals,
+    )  # fmt: skip
+
+
+def deal_state(
+    rules: RuleSet,
+    hands: tuple[int, int, int, int],
+    *,
+    dealer: int = 3,
+    deal: int = 1,
+    score: tuple[int, int] = (0, 0),
+    seed: int = 0,
+    redeal: int = 0,
+    history: tuple[DealRecord, ...] = (),
+    redeals: tuple = (),
+) -> State:
+    """A deal about to start from the given hands: instant wins checked, first decision set.
+
+    Hand-built positions in tests and sampled deals in search start here; ``new_match`` deals
+    from the seed and calls it too.
+    """
+    hands = tuple(hands)
+    if sum(bin(h).count("1") for h in hands) != 32 or (hands[0] | hands[1] | hands[2] | hands[3]) != (1 << 32) - 1:
+        raise ValueError("a deal needs the 32 cards, each in exactly one hand")
+    leader = (dealer + 1) & 3
+    state = State(
+        rules, seed, deal, dealer, redeal, tuple(score), PLAY_PHASE, leader, hands, hands, leader,
+        (), (), (0, 0), (0, 0), (), False, None, (), (0, 0, 0, 0), (0, 0), (0, 0), 0, redeals,
+        history, None,
+    )  # fmt: skip
+    instant = _instant_win(rules, hands)
+    if instant is not None:
+        team, reason = instant
+        record = _record(state, state.score, reason)
+        return _over(state, record, Result(team, reason, state.score, None))
+    if rules.redeal and redeal < MAX_REDEALS:
+        asker = _next_redeal_seat(hands, leader, -1)
+        if asker is not None:
+            return state._replace(phase=REDEAL_PHASE, to_move=asker)
+    return _before_play(state)
+
+
+def _instant_win(rules: RuleSet, hands: tuple[int, ...]) -> tuple[int, str] | None:
+    """Four 7s, then four 8s (four 7s beat four 8s in another hand)."""
+    for enabled, mask, reason in (
+        (rules.four_sevens, _SEVENS, "four-sevens"),
+        (rules.four_eights, _EIGHTS, "four-eights"),
+    ):
+        if enabled:
+            for seat in range(4):
+                if hands[seat] & mask == mask:
+                    return seat & 1, reason
+    return None
+
+
+def _next_redeal_seat(hands: tuple[int, ...], leader: int, after: int) -> int | None:
+    """The next seat in play order from the leader, after position ``after``, holding no T/9/A."""
+    for pos in range(after + 1, 4):
+        seat = (leader + pos) & 3
+        if not hands[seat] & _HIGH:
+            return seat
+    return None
+
+
+def _before_play(state: State) -> State:
+    if state.rules.politaine == "before-play":
+        return state._replace(phase=POULES_PHASE, to_move=state.leader)
+    return _turn(state, state.leader)
+
+
+def _turn(state: State, seat: int) -> State:
+    return state._replace(to_move=seat, phase=_turn_phase(state, seat, state.hands, state.won))
+
+
+def _turn_phase(state: State, seat: int, hands: tuple[int, ...], won: tuple[int, int]) -> int:
+    """MELD if ``seat`` may and can meld now, else PLAY."""
+    if not state.rules.melds:
+        return PLAY_PHASE
+    first_lead = not state.tricks and not state.trick and seat == state.leader
+    if (first_lead or won[seat & 1]) and available_melds(hands[seat], state.melded):
+        return MELD_PHASE
+    return PLAY_PHASE
+
+
+# -- legal actions --------------------------------------------------------------------------------
+
+
+def _legal_plays(state: State) -> tuple[int, ...]:
+    seat = state.to_move
+    hand = state.hands[seat]
+    trick = state.trick
+    rules = state.rules
+    if trick:
+        follow = hand & SUIT_MASKS[trick[0] >> 3]
+        cards = cards_of(follow or hand)
+    elif state.low:
+        cards = _lowest_rank_cards(hand)
+    else:
+        cards = cards_of(hand)
+    if rules.politaine == "first-card":
+        extra = tuple(c | POLITAINE for c in cards if _may_announce(hand, c))
+        if extra:
+            cards = tuple(sorted(cards + extra, key=lambda a: (a & 31, a)))
+    if rules.signals:
+        cards = tuple(a | flag for a in cards for flag in (0, TAP, SLIDE))
+    claim = rules.claim_out
+    if claim != "off" and (claim == "any-turn" or not trick):
+        return (*cards, CLAIM)
+    return cards
+
+
+def _may_announce(hand: int, card: int) -> bool:
+    """A politaine may be announced with a T, 9 or A while holding all three of its suit."""
+    mask = TNA_MASKS[card >> 3]
+    return (card & 7) < 3 and hand & mask == mask
+
+
+def _lowest_rank_cards(hand: int) -> tuple[int, ...]:
+    for rank in range(7, -1, -1):
+        cards = hand & RANK_MASKS[rank]
+        if cards:
+            return cards_of(cards)
+    return ()
+
+
+def _complete_suits(hand: int) -> int:
+    return min(MAX_POULES, sum(1 for m in TNA_MASKS if hand & m == m))
+
+
+def available_melds(hand: int, melded: int) -> tuple[int, ...]:
+    """Meld ids ``hand`` could meld now; each meld once a deal, four of a rank instead of three."""
+    found = []
+    for suit in range(4):
+        if hand & TNA_MASKS[suit] == TNA_MASKS[suit] and not melded >> suit & 1:
+            found.append(suit)
+    for rank in range(3):
+        if melded & ((1 << (MELD_FOUR + rank)) | (0xF << (MELD_THREE + 4 * rank))):
+            continue
+        held = hand & RANK_MASKS[rank]
+        count = bin(held).count("1")
+        if count == 4:
+            found.append(MELD_FOUR + rank)
+        elif count == 3:
+            missing = next(s for s in range(4) if not held >> (8 * s + rank) & 1)
+            found.append(MELD_THREE + 4 * rank + missing)
+    return tuple(found)
+
+
+# -- transitions ----------------------------------------------------------------------------------
+
+
+def _play(state: State, action: int) -> State:
+    (rules, seed, deal, dealer, redeal, score, phase, seat, hands, dealt, leader, trick, tricks,
+     taken, won, said, low, run, announced, poules, bonus, melds, melded, redeals, history,
+     result) = state  # fmt: skip
+    card = action & 31
+    hands = (*hands[:seat], hands[seat] ^ (1 << card), *hands[seat + 1 :])
+    if action & 224:
+        number = len(tricks) + 1
+        if action & POLITAINE:
+            said = (*said, Said(seat, number, "politaine", card))
+            announced = (*announced, (seat, card))
+        if action & TAP:
+            said = (*said, Said(seat, number, "tap", card))
+        elif action & SLIDE:
+            said = (*said, Said(seat, number, "slide", card))
+    trick = (*trick, card)
+    if len(trick) < 4:
+        nxt = (seat + 1) & 3
+        phase = _turn_phase(state, nxt, hands, won) if rules.melds else PLAY_PHASE
+        return State(
+            rules, seed, deal, dealer, redeal, score, phase, nxt, hands, dealt, leader, trick,
+            tricks, taken, won, said, low, run, announced, poules, bonus, melds, melded, redeals,
+            history, result,
+        )  # fmt: skip
+
+    # The trick is complete.
+    led = trick[0] >> 3
+    best = min(c for c in trick if c >> 3 == led)
+    winner = (leader + trick.index(best)) & 3
+    team = winner & 1
+    card_thirds = CARD_THIRDS[trick[0]] + CARD_THIRDS[trick[1]] + CARD_THIRDS[trick[2]] + CARD_THIRDS[trick[3]]
+    last = len(tricks) == TRICKS_PER_DEAL - 1
+    thirds = card_thirds + LAST_TRICK_THIRDS if last else card_thirds
+    taken = (taken[0] + thirds, taken[1]) if team == 0 else (taken[0], taken[1] + thirds)
+    won = (won[0] + 1, won[1]) if team == 0 else (won[0], won[1] + 1)
+    tricks = (*tricks, Trick(leader, trick, winner, thirds))
+    mode = rules.politaine
+    if mode != "off" and (run is not None or (best & 7) < 3):
+        run, bonus, poules = _politaine(mode, run, announced, winner, best, hands, bonus, poules)
+    low_lead = rules.low_lead
+    low = card_thirds < 3 and (
+        low_lead == "every-trick" or (low_lead == "first-trick" and len(tricks) == 1)
+    )
+    state = State(
+        rules, seed, deal, dealer, redeal, score, PLAY_PHASE, winner, hands, dealt, winner, (),
+        tricks, taken, won, said, low, run, (), poules, bonus, melds, melded, redeals, history,
+        result,
+    )  # fmt: skip
+    if last:
+        return _end_deal(state)
+    if rules.melds:
+        return state._replace(phase=_turn_phase(state, winner, hands, won))
+    return state
+
+
+def _politaine(
+    mode: str,
+    run: tuple[int, int, int] | None,
+    announced: tuple[tuple[int, int], ...],
+    winner: int,
+    best: int,
+    hands: tuple[int, ...],
+    bonus: tuple[int, int],
+    poules: tuple[int, int, int, int],
+) -> tuple[tuple[int, int, int] | None, tuple[int, int], tuple[int, int, int, int]]:
+    """Advance, complete, break or start a politaine run after a trick won by ``winner`` with ``best``.
+
+    A run is three consecutive tricks of the deal won by one player with the T, 9 and A of one
+    suit. ``first-card``: it starts only with an announced card and always pays. ``before-play``:
+    any run counts, paying while the player still has announced poules left.
+    """
+    suit = best >> 3
+    tna = (best & 7) < 3
+    if run is not None and run[0] == winner and run[1] == suit and tna:
+        count = run[2] + 1
+        if count < 3:
+            return (winner, suit, count), bonus, poules
+        team = winner & 1
+        if mode == "first-card":
+            paid = True
+        else:
+            paid = poules[winner] > 0
+            if paid:
+                poules = (*poules[:winner], poules[winner] - 1, *poules[winner + 1 :])
+        if paid:
+            bonus = (bonus[0] + POLITAINE_POINTS, bonus[1]) if team == 0 else (bonus[0], bonus[1] + POLITAINE_POINTS)
+        return None, bonus, poules
+    run = None
+    if tna:
+        if mode == "first-card":
+            if (winner, best) in announced:
+                run = (winner, suit, 1)
+        elif (hands[winner] | (1 << best)) & TNA_MASKS[suit] == TNA_MASKS[suit]:
+            run = (winner, suit, 1)
+    return run, bonus, poules
+
+
+def _end_deal(state: State) -> State:
+    rules = state.rules
+    taken, bonus, melds = state.taken, state.bonus, state.melds
+    score = tuple(state.score[t] + taken[t] // 3 + bonus[t] + melds[t] for t in (0, 1))
+    winner: int | None = None
+    reason = None
+    if rules.capot and TRICKS_PER_DEAL in state.won:
+        winner, reason = state.won.index(TRICKS_PER_DEAL), "capot"
+    elif rules.eighteen_four and score in ((18, 4), (4, 18)):
+        winner, reason = (0 if score[0] == 18 else 1), "eighteen-four"
+    elif max(score) >= rules.target and score[0] != score[1]:
+        winner, reason = (0 if score[0] > score[1] else 1), "target"
+    elif state.deal >= MAX_DEALS:
+        winner = None if score[0] == score[1] else (0 if score[0] > score[1] else 1)
+        reason = "limit"
+    end = reason if reason in ("capot", "eighteen-four") else None
+    record = _record(state, score, end)
+    if reason is not None:
+        return _over(state, record, Result(winner, reason, score, None))
+    return _start_deal(
+        rules, state.seed, state.deal + 1, (state.dealer + 1) & 3, 0, score,
+        (*state.history, record), (),
+    )  # fmt: skip
+
+
+def _record(state: State, score: tuple[int, ...], end: str | None) -> DealRecord:
+    taken = state.taken
+    return DealRecord(
+        state.deal, state.dealer, state.redeals, state.dealt, state.said, state.tricks, taken,
+        (taken[0] // 3, taken[1] // 3), state.bonus, state.melds, tuple(score), end,
+    )  # fmt: skip
+
+
+def _over(state: State, record: DealRecord, result: Result) -> State:
+    return state._replace(
+        phase=OVER, to_move=-1, history=(*state.history, record), result=result,
+        score=result.score,
+    )  # fmt: skip
+
+
+def _claim(state: State) -> State:
+    """Claim the target: this deal's card points so far and melds count, the last trick does not."""
+    seat = state.to_move
+    team = seat & 1
+    said = (*state.said, Said(seat, len(state.tricks) + 1, "claim", -1))
+    state = state._replace(said=said)
+    counted = tuple(state.score[t] + state.taken[t] // 3 + state.melds[t] for t in (0, 1))
+    winner = team if counted[team] >= state.rules.target else 1 - team
+    return _over(state, _record(state, counted, "claim"), Result(winner, "claim", counted, None))
+
+
+def _meld(state: State, meld: int) -> State:
+    seat = state.to_move
+    team = seat & 1
+    points = meld_points(meld)
+    melds = (state.melds[0] + points, state.melds[1]) if team == 0 else (state.melds[0], state.melds[1] + points)
+    melded = state.melded | (1 << meld)
+    said = (*state.said, Said(seat, len(state.tricks) + 1, "meld " + meld_name(meld), -1))
+    phase = MELD_PHASE if available_melds(state.hands[seat], melded) else PLAY_PHASE
+    return state._replace(melds=melds, melded=melded, said=said, phase=phase)
+
+
+def _poules(state: State, count: int) -> State:
+    seat = state.to_move
+    poules = (*state.poules[:seat], count, *state.poules[seat + 1 :])
+    said = (*state.said, Said(seat, 0, f"poules {count}", -1))
+    state = state._replace(poules=poules, said=said)
+    nxt = (seat + 1) & 3
+    if nxt == state.leader:
+        return _turn(state, state.leader)
+    return state._replace(to_move=nxt)
+
+
+def _redeal(state: State) -> State:
+    redeals = (*state.redeals, (state.to_move, state.dealt))
+    return _start_deal(
+        state.rules, state.seed, state.deal, state.dealer, state.redeal + 1, state.score,
+        state.history, redeals,
+    )  # fmt: skip
+
+
+def _keep(state: State) -> State:
+    position = (state.to_move - state.leader) & 3
+    asker = _next_redeal_seat(state.hands, state.leader, position)
+    if asker is not None:
+        return state._replace(to_move=asker)
+    return _before_play(state)
