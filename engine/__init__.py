@@ -30,6 +30,7 @@ __all__ = [
     "new_match",
     "observe",
     "parse_action",
+    "parse_option",
     "play_match",
     "rules_for",
     "rules_from_dict",

@@ -109,5 +109,3 @@ def parse_action(text: str) -> int:
         if meld is not None:
             return MELD + meld
     raise ValueError(f"not an action of protocol 1: {text!r}")
-
-

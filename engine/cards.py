@@ -47,7 +47,9 @@ def card_index(code: str) -> int:
     try:
         return _INDEX[code]
     except KeyError:
-        raise ValueError(f"not a card code: {code!r} (rank of {RANKS}, then suit of {SUITS})")
+        raise ValueError(
+            f"not a card code: {code!r} (rank of {RANKS}, then suit of {SUITS})"
+        ) from None
 
 
 def suit_of(card: int) -> int:

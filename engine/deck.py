@@ -6,7 +6,8 @@ The derivation, a public contract pinned by a golden test:
 2. stream = SHAKE-256 of the key, read as big-endian 32-bit words, 64 words at a time
    (the stream is extended by asking SHAKE-256 for more bytes should rejection use them up);
 3. Fisher-Yates from the top: for ``i`` from 31 down to 1, draw ``j`` uniform in ``0..i`` by
-   rejection (discard words >= the largest multiple of ``i + 1`` below 2^32, then ``word % (i + 1)``)
+   rejection (discard words >= the largest multiple of ``i + 1`` not above 2^32; then
+   ``j = word % (i + 1)``)
    and swap positions ``i`` and ``j`` of the list ``[0, 1, ..., 31]`` (card ints of ``cards.py``).
 4. Dealing: clockwise from the dealer's left, 3 cards each, then 2 each, then 3 each, taken from
    the front of the shuffled list.

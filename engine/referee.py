@@ -9,6 +9,7 @@ Imports nothing of Django or the sandbox.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -200,7 +201,8 @@ def _tell_all(
 def _finish(state: State, seats: Sequence[Seat], told: int) -> None:
     """Tell everyone the deals not yet told and the result; faults no longer matter."""
     messages = [
-        _deal_end(state, i) for i in range(told, len(state.history))
+        _deal_end(state, i)
+        for i in range(told, len(state.history))
         if state.history[i].end != "forfeit"
     ]
     messages.append({"type": "match_end", **result_dict(state.result)})
@@ -213,10 +215,8 @@ def _finish(state: State, seats: Sequence[Seat], told: int) -> None:
 
 
 def _close_quietly(seat: Seat) -> None:
-    try:
+    with contextlib.suppress(SeatFault):
         seat.close()
-    except SeatFault:
-        pass
 
 
 def _player_dicts(players: Sequence[Player]) -> list[dict[str, Any]]:

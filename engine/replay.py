@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.cards import codes
+from engine.cards import CODES, codes
 from engine.observe import said_dict, trick_dict
 from engine.state import DealRecord, Result, State
 
@@ -20,8 +20,12 @@ def hands_list(hands: Sequence[int]) -> list[list[str]]:
 
 
 def deal_dict(record: DealRecord) -> dict[str, Any]:
-    """One entry of a replay's ``deals`` (and the body of the ``deal_end`` message)."""
-    return {
+    """One entry of a replay's ``deals`` (and the body of the ``deal_end`` message).
+
+    A deal cut short mid-trick (a forfeit, a claim at any turn) also keeps ``trick``, the trick
+    in progress, so that the replay holds every card played.
+    """
+    out = {
         "number": record.number,
         "dealer": record.dealer,
         "redeals": [{"by": by, "hands": hands_list(hands)} for by, hands in record.redeals],
@@ -35,6 +39,10 @@ def deal_dict(record: DealRecord) -> dict[str, Any]:
         "score": list(record.score),
         "end": record.end,
     }
+    leader, cards = record.trick
+    if cards:
+        out["trick"] = {"leader": leader, "cards": [CODES[c] for c in cards]}
+    return out
 
 
 def result_dict(result: Result) -> dict[str, Any]:
@@ -43,10 +51,14 @@ def result_dict(result: Result) -> dict[str, Any]:
         "score": list(result.score),
         "winner": result.winner,
         "reason": result.reason,
-        "fault": None if fault is None else {
-            "seat": fault.seat, "kind": fault.kind, "detail": fault.detail,
+        "fault": None
+        if fault is None
+        else {
+            "seat": fault.seat,
+            "kind": fault.kind,
+            "detail": fault.detail,
         },
-    }  # fmt: skip
+    }
 
 
 def build_replay(

@@ -99,27 +99,50 @@ def _check_names(options: dict[str, Any]) -> None:
 _PRESET_NAMES = ("quatre-sept", "politaine", "la-poule", "pollack")
 
 _MAIN = dict(
-    target=31, four_sevens=True, four_eights=False, politaine="first-card", redeal=False,
-    signals=False, capot=False, eighteen_four=False, low_lead="off", melds=False,
-    claim_out="off", deck="french",
-)  # fmt: skip
+    target=31,
+    four_sevens=True,
+    four_eights=False,
+    politaine="first-card",
+    redeal=False,
+    signals=False,
+    capot=False,
+    eighteen_four=False,
+    low_lead="off",
+    melds=False,
+    claim_out="off",
+    deck="french",
+)
 
 PRESETS: dict[str, RuleSet] = {
     "quatre-sept": RuleSet(preset="quatre-sept", **_MAIN),
     "politaine": RuleSet(
         preset="politaine",
-        **{**_MAIN, "target": 33, "four_sevens": False, "four_eights": True,
-           "redeal": True, "signals": True, "capot": True},
-    ),  # fmt: skip
+        **{
+            **_MAIN,
+            "target": 33,
+            "four_sevens": False,
+            "four_eights": True,
+            "redeal": True,
+            "signals": True,
+            "capot": True,
+        },
+    ),
     "la-poule": RuleSet(
         preset="la-poule",
         **{**_MAIN, "target": 200, "politaine": "before-play", "low_lead": "every-trick"},
     ),
     "pollack": RuleSet(
         preset="pollack",
-        **{**_MAIN, "target": 21, "four_sevens": False, "politaine": "off", "melds": True,
-           "claim_out": "on-lead", "deck": "german"},
-    ),  # fmt: skip
+        **{
+            **_MAIN,
+            "target": 21,
+            "four_sevens": False,
+            "politaine": "off",
+            "melds": True,
+            "claim_out": "on-lead",
+            "deck": "german",
+        },
+    ),
 }
 
 
@@ -128,9 +151,7 @@ def rules_for(preset: str, **options: Any) -> RuleSet:
     try:
         base = PRESETS[preset]
     except KeyError:
-        raise RulesError(
-            f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}"
-        ) from None
+        raise RulesError(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}") from None
     return base.with_options(**options) if options else base
 
 

@@ -32,6 +32,7 @@ from engine.actions import (
 )
 from engine.cards import (
     CARD_THIRDS,
+    FULL_DECK,
     LAST_TRICK_THIRDS,
     RANK_7,
     RANK_8,
@@ -116,6 +117,7 @@ class DealRecord(NamedTuple):
     melds: tuple[int, int]
     score: tuple[int, int]
     end: str | None
+    trick: tuple[int, tuple[int, ...]] = (0, ())  # (leader, cards) of a trick cut short
 
 
 class State(NamedTuple):
@@ -165,7 +167,7 @@ class State(NamedTuple):
 
     @property
     def decision(self) -> str | None:
-        """The protocol's decision name for ``to_move``: redeal, poules, meld, play; None if over."""
+        """The protocol's decision for ``to_move`` (redeal, poules, meld, play); None when over."""
         return DECISIONS[self.phase]
 
     def legal(self) -> tuple[int, ...]:
@@ -174,7 +176,8 @@ class State(NamedTuple):
         if phase == PLAY_PHASE:
             return _legal_plays(self)
         if phase == MELD_PHASE:
-            return (*(MELD + m for m in available_melds(self.hands[self.to_move], self.melded)), DONE)
+            melds = available_melds(self.hands[self.to_move], self.melded)
+            return (*(MELD + m for m in melds), DONE)
         if phase == REDEAL_PHASE:
             return (REDEAL, KEEP)
         if phase == POULES_PHASE:
@@ -206,7 +209,8 @@ class State(NamedTuple):
         """Like ``apply`` for a protocol string, checked: ``ValueError`` if malformed or illegal."""
         code = parse_action(action)
         if code not in self.legal():
-            raise ValueError(f"{action!r} is not legal now; legal: {', '.join(self.legal_strings())}")
+            legal = ", ".join(self.legal_strings())
+            raise ValueError(f"{action!r} is not legal now; legal: {legal}")
         return self.apply(code)
 
     def forfeit(self, seat: int, kind: str, detail: str) -> State:
@@ -243,9 +247,16 @@ def _start_deal(
 ) -> State:
     hands = seeded_hands(seed, deal, redeal, dealer)
     return deal_state(
-        rules, hands, seed=seed, deal=deal, dealer=dealer, redeal=redeal, score=score,
-        history=history, redeals=redeals,
-    )  # fmt: skip
+        rules,
+        hands,
+        seed=seed,
+        deal=deal,
+        dealer=dealer,
+        redeal=redeal,
+        score=score,
+        history=history,
+        redeals=redeals,
+    )
 
 
 def deal_state(
@@ -266,14 +277,40 @@ def deal_state(
     from the seed and calls it too.
     """
     hands = tuple(hands)
-    if sum(bin(h).count("1") for h in hands) != 32 or (hands[0] | hands[1] | hands[2] | hands[3]) != (1 << 32) - 1:
+    if (
+        sum(bin(h).count("1") for h in hands) != 32
+        or hands[0] | hands[1] | hands[2] | hands[3] != FULL_DECK
+    ):
         raise ValueError("a deal needs the 32 cards, each in exactly one hand")
     leader = (dealer + 1) & 3
     state = State(
-        rules, seed, deal, dealer, redeal, tuple(score), PLAY_PHASE, leader, hands, hands, leader,
-        (), (), (0, 0), (0, 0), (), False, None, (), (0, 0, 0, 0), (0, 0), (0, 0), 0, redeals,
-        history, None,
-    )  # fmt: skip
+        rules,
+        seed,
+        deal,
+        dealer,
+        redeal,
+        tuple(score),
+        PLAY_PHASE,
+        leader,
+        hands,
+        hands,
+        leader,
+        (),
+        (),
+        (0, 0),
+        (0, 0),
+        (),
+        False,
+        None,
+        (),
+        (0, 0, 0, 0),
+        (0, 0),
+        (0, 0),
+        0,
+        redeals,
+        history,
+        None,
+    )
     instant = _instant_win(rules, hands)
     if instant is not None:
         team, reason = instant
@@ -396,9 +433,34 @@ def available_melds(hand: int, melded: int) -> tuple[int, ...]:
 
 
 def _play(state: State, action: int) -> State:
-    (rules, seed, deal, dealer, redeal, score, phase, seat, hands, dealt, leader, trick, tricks,
-     taken, won, said, low, run, announced, poules, bonus, melds, melded, redeals, history,
-     result) = state  # fmt: skip
+    (
+        rules,
+        seed,
+        deal,
+        dealer,
+        redeal,
+        score,
+        phase,
+        seat,
+        hands,
+        dealt,
+        leader,
+        trick,
+        tricks,
+        taken,
+        won,
+        said,
+        low,
+        run,
+        announced,
+        poules,
+        bonus,
+        melds,
+        melded,
+        redeals,
+        history,
+        result,
+    ) = state
     card = action & 31
     hands = (*hands[:seat], hands[seat] ^ (1 << card), *hands[seat + 1 :])
     if action & 224:
@@ -415,21 +477,45 @@ def _play(state: State, action: int) -> State:
         nxt = (seat + 1) & 3
         phase = _turn_phase(state, nxt, hands, won) if rules.melds else PLAY_PHASE
         return State(
-            rules, seed, deal, dealer, redeal, score, phase, nxt, hands, dealt, leader, trick,
-            tricks, taken, won, said, low, run, announced, poules, bonus, melds, melded, redeals,
-            history, result,
-        )  # fmt: skip
+            rules,
+            seed,
+            deal,
+            dealer,
+            redeal,
+            score,
+            phase,
+            nxt,
+            hands,
+            dealt,
+            leader,
+            trick,
+            tricks,
+            taken,
+            won,
+            said,
+            low,
+            run,
+            announced,
+            poules,
+            bonus,
+            melds,
+            melded,
+            redeals,
+            history,
+            result,
+        )
 
     # The trick is complete.
     led = trick[0] >> 3
     best = min(c for c in trick if c >> 3 == led)
     winner = (leader + trick.index(best)) & 3
     team = winner & 1
-    card_thirds = CARD_THIRDS[trick[0]] + CARD_THIRDS[trick[1]] + CARD_THIRDS[trick[2]] + CARD_THIRDS[trick[3]]
+    a, b, c, d = trick
+    card_thirds = CARD_THIRDS[a] + CARD_THIRDS[b] + CARD_THIRDS[c] + CARD_THIRDS[d]
     last = len(tricks) == TRICKS_PER_DEAL - 1
     thirds = card_thirds + LAST_TRICK_THIRDS if last else card_thirds
-    taken = (taken[0] + thirds, taken[1]) if team == 0 else (taken[0], taken[1] + thirds)
-    won = (won[0] + 1, won[1]) if team == 0 else (won[0], won[1] + 1)
+    taken = _add(taken, team, thirds)
+    won = _add(won, team, 1)
     tricks = (*tricks, Trick(leader, trick, winner, thirds))
     mode = rules.politaine
     if mode != "off" and (run is not None or (best & 7) < 3):
@@ -439,10 +525,33 @@ def _play(state: State, action: int) -> State:
         low_lead == "every-trick" or (low_lead == "first-trick" and len(tricks) == 1)
     )
     state = State(
-        rules, seed, deal, dealer, redeal, score, PLAY_PHASE, winner, hands, dealt, winner, (),
-        tricks, taken, won, said, low, run, (), poules, bonus, melds, melded, redeals, history,
+        rules,
+        seed,
+        deal,
+        dealer,
+        redeal,
+        score,
+        PLAY_PHASE,
+        winner,
+        hands,
+        dealt,
+        winner,
+        (),
+        tricks,
+        taken,
+        won,
+        said,
+        low,
+        run,
+        (),
+        poules,
+        bonus,
+        melds,
+        melded,
+        redeals,
+        history,
         result,
-    )  # fmt: skip
+    )
     if last:
         return _end_deal(state)
     if rules.melds:
@@ -460,7 +569,7 @@ def _politaine(
     bonus: tuple[int, int],
     poules: tuple[int, int, int, int],
 ) -> tuple[tuple[int, int, int] | None, tuple[int, int], tuple[int, int, int, int]]:
-    """Advance, complete, break or start a politaine run after a trick won by ``winner`` with ``best``.
+    """Advance, complete, break or start a politaine run once ``winner`` took a trick with ``best``.
 
     A run is three consecutive tricks of the deal won by one player with the T, 9 and A of one
     suit. ``first-card``: it starts only with an announced card and always pays. ``before-play``:
@@ -480,7 +589,7 @@ def _politaine(
             if paid:
                 poules = (*poules[:winner], poules[winner] - 1, *poules[winner + 1 :])
         if paid:
-            bonus = (bonus[0] + POLITAINE_POINTS, bonus[1]) if team == 0 else (bonus[0], bonus[1] + POLITAINE_POINTS)
+            bonus = _add(bonus, team, POLITAINE_POINTS)
         return None, bonus, poules
     run = None
     if tna:
@@ -512,24 +621,44 @@ def _end_deal(state: State) -> State:
     if reason is not None:
         return _over(state, record, Result(winner, reason, score, None))
     return _start_deal(
-        rules, state.seed, state.deal + 1, (state.dealer + 1) & 3, 0, score,
-        (*state.history, record), (),
-    )  # fmt: skip
+        rules,
+        state.seed,
+        state.deal + 1,
+        (state.dealer + 1) & 3,
+        0,
+        score,
+        (*state.history, record),
+        (),
+    )
 
 
 def _record(state: State, score: tuple[int, ...], end: str | None) -> DealRecord:
     taken = state.taken
     return DealRecord(
-        state.deal, state.dealer, state.redeals, state.dealt, state.said, state.tricks, taken,
-        (taken[0] // 3, taken[1] // 3), state.bonus, state.melds, tuple(score), end,
-    )  # fmt: skip
+        state.deal,
+        state.dealer,
+        state.redeals,
+        state.dealt,
+        state.said,
+        state.tricks,
+        taken,
+        (taken[0] // 3, taken[1] // 3),
+        state.bonus,
+        state.melds,
+        tuple(score),
+        end,
+        (state.leader, state.trick),
+    )
 
 
 def _over(state: State, record: DealRecord, result: Result) -> State:
     return state._replace(
-        phase=OVER, to_move=-1, history=(*state.history, record), result=result,
+        phase=OVER,
+        to_move=-1,
+        history=(*state.history, record),
+        result=result,
         score=result.score,
-    )  # fmt: skip
+    )
 
 
 def _claim(state: State) -> State:
@@ -547,7 +676,7 @@ def _meld(state: State, meld: int) -> State:
     seat = state.to_move
     team = seat & 1
     points = meld_points(meld)
-    melds = (state.melds[0] + points, state.melds[1]) if team == 0 else (state.melds[0], state.melds[1] + points)
+    melds = _add(state.melds, team, points)
     melded = state.melded | (1 << meld)
     said = (*state.said, Said(seat, len(state.tricks) + 1, "meld " + meld_name(meld), -1))
     phase = MELD_PHASE if available_melds(state.hands[seat], melded) else PLAY_PHASE
@@ -568,9 +697,15 @@ def _poules(state: State, count: int) -> State:
 def _redeal(state: State) -> State:
     redeals = (*state.redeals, (state.to_move, state.dealt))
     return _start_deal(
-        state.rules, state.seed, state.deal, state.dealer, state.redeal + 1, state.score,
-        state.history, redeals,
-    )  # fmt: skip
+        state.rules,
+        state.seed,
+        state.deal,
+        state.dealer,
+        state.redeal + 1,
+        state.score,
+        state.history,
+        redeals,
+    )
 
 
 def _keep(state: State) -> State:
@@ -579,3 +714,8 @@ def _keep(state: State) -> State:
     if asker is not None:
         return state._replace(to_move=asker)
     return _before_play(state)
+
+
+def _add(pair: tuple[int, int], team: int, amount: int) -> tuple[int, int]:
+    """``pair`` with ``amount`` added to one team's entry."""
+    return (pair[0] + amount, pair[1]) if team == 0 else (pair[0], pair[1] + amount)

@@ -133,4 +133,3 @@ def _is_master(card: int, known: int) -> bool:
 def _cheapest(cards: list[int]) -> int:
     """The card that gives away least: lowest value, then lowest rank."""
     return min(cards, key=lambda c: (CARD_THIRDS[c], -(c & 7)))
-

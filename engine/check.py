@@ -1,0 +1,148 @@
+"""Re-checking a replay: play it again through the engine and compare every field.
+
+A replay passes when the engine, answering each decision from the replay itself, rebuilds the
+same document. Any rule broken or any number wrong in the replay shows as a ``ReplayMismatch``.
+Imports nothing of Django or the sandbox.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.cards import card_index
+from engine.faults import SeatFault
+from engine.referee import FunctionSeat, Player, play_match
+from engine.rules import rules_from_dict
+from engine.state import State, new_match
+
+
+class ReplayMismatch(ValueError):
+    """The replay does not follow from its seed, rules and decisions."""
+
+
+def check_replay(replay: dict[str, Any]) -> None:
+    """Raise ``ReplayMismatch`` unless replaying ``replay`` rebuilds it exactly."""
+    try:
+        rules = rules_from_dict(replay["rules"])
+        seed = replay["seed"]
+        deals = replay["deals"]
+        players = [Player(p["bot"], p.get("version")) for p in replay["players"]]
+    except (KeyError, TypeError, ValueError) as error:
+        raise ReplayMismatch(f"not a replay of format 1: {error}") from error
+    shadow = [new_match(rules, seed)]
+
+    def answer_for(seat: int):
+        def decide(message: dict[str, Any]) -> str:
+            state = shadow[0]
+            try:
+                action = _answer(state, deals, replay["result"], seat)
+            except (IndexError, KeyError, ValueError) as error:
+                raise ReplayMismatch(
+                    f"deal {state.deal}: no decision for seat {seat}: {error}"
+                ) from error
+            if action is None:
+                fault = replay["result"].get("fault")
+                if not fault:
+                    raise ReplayMismatch(
+                        f"deal {state.deal}: replay stops with seat {seat} to move"
+                    )
+                raise SeatFault(fault["kind"], fault["detail"])
+            shadow[0] = state.step(action)
+            return action
+
+        return decide
+
+    outcome = play_match(
+        rules,
+        [FunctionSeat(answer_for(s)) for s in range(4)],
+        seed=seed,
+        match_id=replay["match"],
+        players=players,
+    )
+    rebuilt = outcome.replay
+    rebuilt["moves_ms"] = replay.get("moves_ms")
+    _compare(replay, rebuilt, "replay")
+
+
+def _answer(state: State, deals: list[dict], result: dict, seat: int) -> str | None:
+    """The action the replay says ``seat`` took now; None where the replay's fault happened."""
+    index = len(state.history)
+    deal = deals[index]
+    trick_no = len(state.tricks) + 1
+    said = [s for s in deal["said"] if s["seat"] == seat]
+    decision = state.decision
+    fault = result.get("fault")
+    if decision == "redeal":
+        done = len(state.redeals)
+        if done < len(deal["redeals"]) and deal["redeals"][done]["by"] == seat:
+            return "redeal"
+        if index == len(deals) - 1 and _faulted_here(state, deal, fault, seat, redeal=True):
+            return None
+        return "keep"
+    if decision == "poules":
+        for s in said:
+            if s["trick"] == 0 and s["say"].startswith("poules "):
+                return s["say"]
+        return None
+    if decision == "meld":
+        melds = [s["say"] for s in said if s["trick"] == trick_no and s["say"].startswith("meld ")]
+        made = sum(
+            1
+            for s in state.said
+            if s.seat == seat and s.trick == trick_no and s.say.startswith("meld ")
+        )
+        if made < len(melds):
+            return melds[made]
+        if _faulted_here(state, deal, fault, seat):
+            return None
+        return "done"
+    # play
+    position = len(state.trick)
+    tricks = deal["tricks"]
+    if trick_no <= len(tricks):
+        code = tricks[trick_no - 1]["cards"][position]
+    else:
+        cut = deal.get("trick", {"cards": []})["cards"]
+        if position < len(cut):
+            code = cut[position]
+        elif any(s["say"] == "claim" and s["trick"] == trick_no for s in said):
+            return "claim"
+        else:
+            return None
+    action = "play " + code
+    flags = {s["say"] for s in said if s["trick"] == trick_no and s.get("card") == code}
+    if "politaine" in flags:
+        action += " politaine"
+    if "tap" in flags:
+        action += " tap"
+    elif "slide" in flags:
+        action += " slide"
+    card_index(code)
+    return action
+
+
+def _faulted_here(
+    state: State, deal: dict, fault: dict | None, seat: int, redeal: bool = False
+) -> bool:
+    """Whether the replay's forfeit fell on this decision: the deal shows nothing after it."""
+    if not fault or fault["seat"] != seat or deal.get("end") != "forfeit":
+        return False
+    if redeal:
+        return not deal["tricks"] and len(state.redeals) == len(deal["redeals"])
+    trick = deal.get("trick", {"cards": []})["cards"]
+    return len(state.tricks) == len(deal["tricks"]) and len(state.trick) == len(trick)
+
+
+def _compare(expected: Any, actual: Any, path: str) -> None:
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in sorted(set(expected) | set(actual)):
+            if key not in actual or key not in expected:
+                raise ReplayMismatch(f"{path}.{key}: present in only one of replay and replayed")
+            _compare(expected[key], actual[key], f"{path}.{key}")
+    elif isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            raise ReplayMismatch(f"{path}: {len(expected)} entries, replaying gives {len(actual)}")
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            _compare(e, a, f"{path}[{i}]")
+    elif expected != actual:
+        raise ReplayMismatch(f"{path}: replay says {expected!r}, replaying gives {actual!r}")
