@@ -1,0 +1,233 @@
+"""``BotSession``: protocol 1's conversation with one running bot, with its clocks.
+
+The referee calls ``hello`` once, then ``turn`` and ``notify`` in game order, then ``close``. Every
+breach of the protocol raises ``BotFault``; after the first, every call raises that same fault and
+``close`` kills at once. The session reads only the protocol's envelope (``type``, ``id``,
+``legal``, ``action``): it knows nothing of the game. This module must not import Django or
+``engine``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, NoReturn
+
+from sandbox.channel import Channel, ChannelClosed, ChannelTimeout, LineTooLong
+from sandbox.faults import BotFault
+from sandbox.protocol import MAX_LINE_BYTES, Clock, encode
+from sandbox.runners.base import BotProcess, Limits, Runner
+
+#: Grace between closing stdin at the end and killing the tree.
+CLOSE_GRACE_S = 1.0
+#: How long to wait for an exit code once stdout has closed.
+_EXIT_WAIT_S = 0.5
+
+
+class BotSession:
+    """One running bot program. Not thread-safe; one referee drives it.
+
+    ``bank_left_ms`` is what remains of ``clock.bank_ms``; ``moves_ms`` holds each decision's time
+    (write to newline) in order. ``stderr_tail`` is the last 64 KiB of stderr, drained on every
+    call so a stderr flood never blocks the referee.
+    """
+
+    def __init__(self, process: BotProcess, clock: Clock | None = None) -> None:
+        self.process = process
+        self.clock = clock or Clock()
+        self.bank_left_ms: float = float(self.clock.bank_ms)
+        self.moves_ms: list[int] = []
+        self._channel = Channel(*process.fds())
+        self._fault: BotFault | None = None
+        self._closed = False
+        self._greeted = False
+
+    # --- protocol 1 -------------------------------------------------------------------------
+
+    def hello(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send ``hello`` and return the ``ready`` reply, within ``hello_ms``."""
+        self._check_open(message, "hello")
+        if self._greeted:
+            raise RuntimeError("hello was already sent")
+        self._greeted = True
+        start = time.monotonic()
+        deadline = start + self.clock.hello_ms / 1000
+        self._send(message, deadline, "hello")
+        detail = f"no ready reply within hello_ms={self.clock.hello_ms}"
+        line = self._read(deadline, "hello", detail)
+        reply = self._parse(line, "hello")
+        if reply.get("type") != "ready":
+            self._raise(
+                "protocol",
+                f'the reply to hello must be {{"type": "ready", ...}}; got {_show(line)}',
+            )
+        return reply
+
+    def turn(self, message: dict[str, Any]) -> str:
+        """Send a ``turn`` and return the action, one of ``message["legal"]``, within the clocks."""
+        self._check_open(message, "turn")
+        turn_id, legal = message.get("id"), message.get("legal")
+        if not isinstance(turn_id, int) or not isinstance(legal, list) or not legal:
+            raise ValueError('a turn needs an int "id" and a non-empty "legal" list')
+        if not self._greeted:
+            raise RuntimeError("hello must come first")
+        self._check_unsolicited()
+        move_ms = self.clock.move_ms
+        limit_ms = min(move_ms, self.bank_left_ms)
+        start = time.monotonic()
+        deadline = start + limit_ms / 1000
+        what = f"turn {turn_id}"
+        if limit_ms < move_ms:
+            timeout_detail = (
+                f"the bank ran out during {what}: bank_ms={self.clock.bank_ms} for all decisions "
+                "of the match is used up"
+            )
+        else:
+            timeout_detail = f"no reply to {what} within move_ms={move_ms}"
+        try:
+            self._send(message, deadline, what, timeout_detail)
+            line = self._read(deadline, what, timeout_detail)
+        finally:
+            elapsed_ms = (time.monotonic() - start) * 1000
+            self.bank_left_ms = max(0.0, self.bank_left_ms - elapsed_ms)
+            self.moves_ms.append(round(elapsed_ms))
+        reply = self._parse(line, what)
+        if reply.get("id") != turn_id or isinstance(reply.get("id"), bool):
+            self._raise("illegal", f"the reply to {what} has id {reply.get('id')!r}, not {turn_id}")
+        action = reply.get("action")
+        if not isinstance(action, str) or action not in legal:
+            shown = ", ".join(repr(a) for a in legal[:8]) + (", ..." if len(legal) > 8 else "")
+            self._raise(
+                "illegal", f"action {action!r} for {what} is not one of the legal actions [{shown}]"
+            )
+        return action  # type: ignore[return-value]
+
+    def notify(self, message: dict[str, Any]) -> None:
+        """Send a message that takes no reply (``deal_end``, ``match_end``)."""
+        self._check_open(message, str(message.get("type")))
+        self._check_unsolicited()
+        what = str(message.get("type"))
+        deadline = time.monotonic() + self.clock.move_ms / 1000
+        self._send(
+            message, deadline, what,
+            f"could not deliver {what} within move_ms={self.clock.move_ms}: the bot is not "
+            "reading its stdin",
+        )
+
+    def close(self) -> None:
+        """Close stdin, give the bot ``CLOSE_GRACE_S`` to exit (none after a fault), then kill the
+        whole tree and free its resources. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._channel.close_stdin()
+            if self._fault is None:
+                deadline = time.monotonic() + CLOSE_GRACE_S
+                while self.process.poll() is None and time.monotonic() < deadline:
+                    self._channel.discard_output()
+                    self._channel.drain(min(0.05, max(0.0, deadline - time.monotonic())))
+            self.process.kill()
+            self._channel.discard_output()
+            self._channel.drain(0)
+        finally:
+            self._channel.close()
+            self.process.kill()
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last 64 KiB of the bot's stderr (UTF-8, invalid bytes replaced)."""
+        if not self._channel.stderr_closed:
+            self._channel.drain(0)
+        return self._channel.stderr_tail()
+
+    @property
+    def fault(self) -> BotFault | None:
+        """The first fault this session raised, if any."""
+        return self._fault
+
+    def __enter__(self) -> BotSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- internals --------------------------------------------------------------------------
+
+    def _check_open(self, message: dict[str, Any], expected: str) -> None:
+        if self._fault is not None:
+            raise self._fault
+        if self._closed:
+            raise RuntimeError("the session is closed")
+        if not isinstance(message, dict):
+            raise TypeError("a message is a dict")
+        if expected in ("hello", "turn") and message.get("type") != expected:
+            raise ValueError(f"{expected}() sends a message of type {expected!r}")
+
+    def _check_unsolicited(self) -> None:
+        if self._channel.has_output():
+            self._raise(
+                "protocol",
+                f"the bot wrote {_show(self._channel.peek_output())} when no reply was asked "
+                "(one line per hello or turn, nothing else on stdout; log to stderr)",
+            )
+        if self._channel.stdout_closed:
+            self._crashed("before its next message")
+
+    def _send(
+        self, message: dict[str, Any], deadline: float, what: str, timeout_detail: str = ""
+    ) -> None:
+        data = encode(message)
+        try:
+            self._channel.write(data, deadline)
+        except ChannelClosed:
+            self._crashed(f"while the referee sent {what}")
+        except ChannelTimeout:
+            self._raise("timeout", timeout_detail or f"{what}: the bot is not reading its stdin")
+
+    def _read(self, deadline: float, what: str, timeout_detail: str) -> bytes:
+        try:
+            return self._channel.read_line(deadline)
+        except ChannelTimeout:
+            self._raise("timeout", timeout_detail)
+        except ChannelClosed:
+            self._crashed(f"before replying to {what}")
+        except LineTooLong:
+            self._raise(
+                "protocol",
+                f"the reply to {what} is over {MAX_LINE_BYTES} bytes without a newline",
+            )
+
+    def _parse(self, line: bytes, what: str) -> dict[str, Any]:
+        try:
+            reply = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            self._raise("protocol", f"the reply to {what} is not UTF-8: {_show(line)}")
+        except json.JSONDecodeError as exc:
+            self._raise("protocol", f"the reply to {what} is not JSON ({exc.msg}): {_show(line)}")
+        if not isinstance(reply, dict):
+            self._raise("protocol", f"the reply to {what} must be a JSON object: {_show(line)}")
+        return reply
+
+    def _crashed(self, when: str) -> NoReturn:
+        code = self.process.wait_exit(_EXIT_WAIT_S)
+        self._channel.drain(0)
+        how = "closed its stdout" if code is None else self.process.describe_exit()
+        self._raise("crash", f"the bot {how} {when}; its stderr may say why")
+
+    def _raise(self, kind: str, detail: str) -> NoReturn:
+        self._channel.drain(0)
+        self._fault = BotFault(kind, detail, self._channel.stderr_tail())
+        raise self._fault
+
+
+def _show(data: bytes, limit: int = 120) -> str:
+    text = data[:limit].decode("utf-8", errors="replace")
+    return repr(text) + ("..." if len(data) > limit else "")
+
+
+def open_session(
+    runner: Runner, bot: object, clock: Clock | None = None, limits: Limits | None = None
+) -> BotSession:
+    """Start ``bot`` with ``runner`` and wrap it in a session (close it, or use ``with``)."""
+    return BotSession(runner.start(bot, limits), clock)
