@@ -25,7 +25,7 @@ _CANDIDATES = {
 _ENV_OVERRIDE = {"python3": "QUATRESEPT_SANDBOX_PYTHON", "node": "QUATRESEPT_SANDBOX_NODE"}
 #: Interpreter flags: python unbuffered (a forgotten flush cannot stall a bot), no .pyc writes,
 #: UTF-8 I/O whatever the locale.
-_FLAGS = {"python3": ("-u", "-B", "-X", "utf8"), "node": ()}
+INTERPRETER_FLAGS = {"python3": ("-u", "-B", "-X", "utf8"), "node": ()}
 #: Top-level paths that are symbolic links on merged-/usr systems, recreated in the sandbox.
 TOP_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
@@ -77,7 +77,7 @@ def host_runtime(name: str) -> HostRuntime:
         hidden = sorted({paths[k] for k in ("purelib", "platlib") if os.path.isdir(paths[k])
                          and any(_inside(paths[k], d) for d in dirs)})
         objects += sorted(glob.glob(os.path.join(paths["dynload"], "*.so")))
-    return HostRuntime(name, binary, _FLAGS.get(name, ()), _shared_libraries(objects),
+    return HostRuntime(name, binary, INTERPRETER_FLAGS.get(name, ()), _shared_libraries(objects),
                        tuple(dirs), tuple(hidden))
 
 

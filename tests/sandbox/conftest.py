@@ -1,0 +1,73 @@
+"""Fixtures for sandbox tests: a world-reachable folder for installed bots, a bot factory, real
+runners, and a fake referee (the sandbox knows nothing of the game, so neither do these tests)."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandbox import BotSession, Clock, InstalledBot, install_package, open_session
+from sandbox.runners.bwrap import BwrapRunner
+from tests.sandbox.helpers import FAST, assert_left_nothing, play_match, python_bot
+
+
+@pytest.fixture(scope="session")
+def bots_root() -> Iterator[Path]:
+    root = Path(tempfile.mkdtemp(prefix="qs-sandbox-tests-"))
+    root.chmod(0o711)  # sandboxed bots run as another uid, which must reach their folder
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def make_bot(bots_root: Path) -> Callable[..., InstalledBot]:
+    def make(source: str | bytes, filename: str = "bot.py") -> InstalledBot:
+        data = source.encode() if isinstance(source, str) else source
+        return install_package(data, filename, bots_root / f"bot-{next(_ids)}")
+
+    return make
+
+
+_ids = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def bwrap(bots_root: Path) -> BwrapRunner:
+    """A real bwrap runner, or a skip saying why bwrap cannot run here at all."""
+    try:
+        runner = BwrapRunner()
+        bot = install_package(b"print('hi')\n", "probe.py", bots_root / "bwrap-probe")
+        process = runner.start(bot)
+        out, err = process.popen.communicate(timeout=30)
+        process.kill()
+    except Exception as exc:  # no binary, no user namespaces, ...
+        pytest.skip(f"bwrap cannot run on this machine: {exc}")
+    if out.strip() != b"hi":
+        pytest.skip(f"bwrap cannot run on this machine: {err.decode(errors='replace')[-500:]}")
+    return runner
+
+
+@pytest.fixture
+def run_in_bwrap(bwrap: BwrapRunner, make_bot: Callable[..., InstalledBot]):
+    """Start a bot source in bwrap; every session is closed and checked for leftovers, and a
+    healthy bot must still play afterwards (the machine is fit for the next match)."""
+    sessions: list[BotSession] = []
+
+    def start(source: str, filename: str = "bot.py", clock: Clock = FAST, **kw: Any) -> BotSession:
+        session = open_session(bwrap, make_bot(source, filename), clock, **kw)
+        sessions.append(session)
+        return session
+
+    yield start
+    for session in sessions:
+        session.close()
+        assert_left_nothing(session)
+    with open_session(bwrap, make_bot(python_bot()), FAST) as healthy:
+        assert play_match(healthy) == ["play TH"] * 3
+    assert_left_nothing(healthy)

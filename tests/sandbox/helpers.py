@@ -1,0 +1,74 @@
+"""Helpers for sandbox tests: bot sources, fake referee messages, leftover checks."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from typing import Any
+
+from sandbox import BotSession, Clock
+from sandbox.procs import pids_of_uid
+
+#: Short clocks keep the suite fast; the fault timing assertions scale with them.
+FAST = Clock(hello_ms=5000, move_ms=500, bank_ms=5000)
+
+PRELUDE = """\
+import json, os, sys, time
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\\n")
+    sys.stdout.flush()
+
+def messages():
+    for line in sys.stdin:
+        yield json.loads(line)
+"""
+
+
+def python_bot(on_turn: str = 'send({"id": m["id"], "action": m["legal"][0]})',
+               on_hello: str = 'send({"type": "ready", "name": "test"})') -> str:
+    """A Python bot whose reactions to hello and turn (message ``m``) are the given statements."""
+    return (
+        PRELUDE
+        + "\nfor m in messages():\n"
+        + '    if m["type"] == "hello":\n' + textwrap.indent(textwrap.dedent(on_hello), " " * 8)
+        + '\n    elif m["type"] == "turn":\n' + textwrap.indent(textwrap.dedent(on_turn), " " * 8)
+        + "\n"
+    )
+
+
+def hello(**extra: Any) -> dict[str, Any]:
+    return {"type": "hello", "protocol": 1, "seat": 0, "team": 0, "match": "m-test",
+            "clock": FAST.as_message(), **extra}
+
+
+LEGAL = ("play TH", "play 9H", "play AH")
+
+
+def turn(turn_id: int, legal: tuple[str, ...] = LEGAL) -> dict[str, Any]:
+    return {"type": "turn", "id": turn_id, "decision": "play", "state": {"hand": []},
+            "legal": list(legal)}
+
+
+def play_match(session: BotSession, turns: int = 3) -> list[str]:
+    """A fake referee: hello, a few turns, deal_end, match_end. Returns the actions."""
+    session.hello(hello())
+    actions = [session.turn(turn(i)) for i in range(1, turns + 1)]
+    session.notify({"type": "deal_end", "score": [1, 0]})
+    session.notify({"type": "match_end", "score": [31, 0], "winner": 0, "reason": "target"})
+    return actions
+
+
+def assert_left_nothing(session: BotSession) -> None:
+    """The session's process is reaped and, under a leased uid, nothing of that uid runs."""
+    assert session.process.poll() is not None
+    assert not os.path.exists(f"/proc/{session.process.pid}/status") or _zombie_or_other(
+        session.process.pid
+    )
+    if session.process.host_uid is not None:
+        assert pids_of_uid(session.process.host_uid) == []
+
+
+def _zombie_or_other(pid: int) -> bool:
+    with open(f"/proc/{pid}/status") as status:  # the pid was reused by some other process
+        return "PPid" in status.read()

@@ -1,0 +1,305 @@
+"""Hostile bots under a real bwrap. Each ends as the right fault within its clock plus one second,
+leaves no process behind (checked through /proc by the ``run_in_bwrap`` fixture), and a healthy bot
+plays after it. Probes that must fail report back through the ``ready`` reply."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sandbox import BotFault, BotSession, Clock, Limits
+from sandbox.procs import pids_of_uid
+from tests.sandbox.helpers import FAST, hello, python_bot, turn
+
+MOVE_S = FAST.move_ms / 1000
+
+
+def fault_of(call: Callable[[], object], within: float) -> BotFault:
+    """Run ``call``; it must raise BotFault within ``within`` seconds plus one."""
+    start = time.monotonic()
+    with pytest.raises(BotFault) as caught:
+        call()
+    elapsed = time.monotonic() - start
+    assert elapsed < within + 1.0, f"fault after {elapsed:.2f} s, clock {within} s"
+    return caught.value
+
+
+def started(run_in_bwrap, on_turn: str, **kw) -> BotSession:
+    session = run_in_bwrap(python_bot(on_turn=on_turn), **kw)
+    session.hello(hello())
+    return session
+
+
+def test_fork_bomb_times_out_and_does_not_starve_another_seat(run_in_bwrap):
+    victim = run_in_bwrap(
+        python_bot(on_turn="""
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+            send({"id": m["id"], "action": m["legal"][1]})
+        """),
+        clock=Clock(hello_ms=5000, move_ms=5000, bank_ms=20000),
+    )
+    victim.hello(hello())
+    bomb = started(run_in_bwrap, """
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                pass
+    """)
+    fault = fault_of(lambda: bomb.turn(turn(1)), MOVE_S)
+    assert fault.kind == "timeout"
+    assert "move_ms=500" in fault.detail
+    uid = bomb.process.host_uid
+    assert uid is not None and len(pids_of_uid(uid)) <= Limits().processes + 2  # RLIMIT_NPROC
+    assert victim.turn(turn(1)) == "play 9H"  # its own uid, its own process budget
+
+
+def test_memory_bomb_crashes(run_in_bwrap):
+    session = started(run_in_bwrap, """
+        hog = []
+        while True:
+            hog.append(bytearray(50_000_000))
+    """, limits=Limits(memory_bytes=512 * 1024 * 1024))
+    fault = fault_of(lambda: session.turn(turn(1)), MOVE_S)
+    assert fault.kind == "crash"
+    assert "exited with code 1" in fault.detail
+    assert "MemoryError" in fault.stderr_tail
+
+
+def test_busy_loop_times_out(run_in_bwrap):
+    session = started(run_in_bwrap, "while True:\n    pass")
+    fault = fault_of(lambda: session.turn(turn(1)), MOVE_S)
+    assert (fault.kind, fault.detail) == ("timeout", "no reply to turn 1 within move_ms=500")
+
+
+def test_cpu_limit_ends_a_busy_bot(run_in_bwrap):
+    session = started(run_in_bwrap, "while True:\n    pass", limits=Limits(cpu_seconds=1),
+                      clock=Clock(hello_ms=5000, move_ms=3000, bank_ms=5000))
+    fault = fault_of(lambda: session.turn(turn(1)), 3.0)
+    assert fault.kind == "crash"
+    assert "SIGXCPU" in fault.detail or "SIGKILL" in fault.detail
+
+
+def test_sleeping_past_the_clock_times_out(run_in_bwrap):
+    session = started(run_in_bwrap, "time.sleep(30)")
+    fault = fault_of(lambda: session.turn(turn(1)), MOVE_S)
+    assert fault.kind == "timeout"
+
+
+def test_bank_runs_out(run_in_bwrap):
+    session = started(run_in_bwrap, """
+        time.sleep(0.3)
+        send({"id": m["id"], "action": m["legal"][0]})
+    """, clock=Clock(hello_ms=5000, move_ms=500, bank_ms=700))
+    session.turn(turn(1))
+    session.turn(turn(2))
+    fault = fault_of(lambda: session.turn(turn(3)), 0.1)
+    assert fault.kind == "timeout"
+    assert "bank" in fault.detail
+
+
+PROBE = """
+def attempt(action):
+    try:
+        return "ok: " + repr(action())[:200]
+    except BaseException as exc:
+        return "failed: " + type(exc).__name__
+
+def write(path):
+    with open(path, "w") as out:
+        out.write("pwned")
+    return path
+
+def connect(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=1):
+        return "connected"
+
+import socket
+probe = {
+    "read_secret": attempt(lambda: open(m["secret"]).read()),
+    "list_secret_dir": attempt(lambda: os.listdir(os.path.dirname(m["secret"]))),
+    "read_platform": attempt(lambda: open(m["platform_file"]).read(100)),
+    "write_own_folder": attempt(lambda: write("/bot/new.txt")),
+    "write_root": attempt(lambda: write("/evil.txt")),
+    "write_usr": attempt(lambda: write("/usr/lib/evil.txt")),
+    "write_host_path": attempt(lambda: write(m["outside"])),
+    "write_tmp": attempt(lambda: write("/tmp/scratch.txt")),
+    "connect": attempt(lambda: connect(m["port"])),
+    "root_entries": sorted(os.listdir("/")),
+    "env": sorted(os.environ),
+    "pid1_env": attempt(lambda: open("/proc/1/environ").read()),
+    "uid": os.getuid(),
+    "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+    "hostname": socket.gethostname(),
+}
+send({"type": "ready", "name": "probe", "probe": probe})
+"""
+
+
+def test_confinement_probe(run_in_bwrap, bots_root: Path, monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("QS_TEST_SECRET", "hunter2")
+    secret = bots_root / "secret.txt"
+    secret.write_text("the database password")
+    secret.chmod(0o644)  # readable by any uid on the host: only the sandbox keeps it away
+    outside = bots_root / "outside.txt"
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    try:
+        session = run_in_bwrap(python_bot(on_hello=PROBE))
+        reply = session.hello(hello(
+            secret=str(secret), outside=str(outside), port=listener.getsockname()[1],
+            platform_file=str(Path(__file__).resolve()),
+        ))
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    finally:
+        listener.close()
+    probe = reply["probe"]
+    for key in ("read_secret", "list_secret_dir", "read_platform", "write_own_folder",
+                "write_root", "write_usr", "write_host_path", "connect"):
+        assert probe[key].startswith("failed"), (key, probe[key])
+    assert probe["write_tmp"].startswith("ok")
+    assert not outside.exists()
+    assert set(probe["root_entries"]) <= {"bot", "tmp", "proc", "dev", "usr", "lib", "lib64",
+                                          "bin", "sbin", "lib32", "libx32"}
+    assert set(probe["env"]) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_CTYPE", "PWD"}
+    assert "hunter2" not in json.dumps(probe)
+    assert probe["uid"] == 1000
+    assert probe["pids"] == [1, 2]  # a pid namespace: bwrap's init and the bot
+    assert probe["hostname"] == "bot"
+
+
+def test_child_outliving_the_bot_is_killed(run_in_bwrap):
+    session = run_in_bwrap(python_bot(on_hello="""
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                import signal
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                signal.signal(signal.SIGHUP, signal.SIG_IGN)
+                os.close(0); os.close(1); os.close(2)
+                while True:
+                    time.sleep(1)
+            os._exit(0)
+        send({"type": "ready", "name": "daemon"})
+    """))
+    session.hello(hello())
+    uid = session.process.host_uid
+    assert uid is not None
+    assert len(pids_of_uid(uid)) >= 3  # bwrap, its init, the bot, the daemon
+    session.notify({"type": "match_end"})
+    start = time.monotonic()
+    session.close()
+    assert time.monotonic() - start < 1.5
+    assert pids_of_uid(uid) == []
+
+
+def test_stdout_flood_is_a_protocol_fault_in_bounded_memory(run_in_bwrap):
+    session = started(run_in_bwrap, """
+        chunk = "x" * (1 << 20)
+        for _ in range(1024):
+            sys.stdout.write(chunk)
+        sys.stdout.flush()
+    """)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    fault = fault_of(lambda: session.turn(turn(1)), MOVE_S)
+    assert fault.kind == "protocol"
+    assert "65536 bytes without a newline" in fault.detail
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # KiB
+
+
+def test_unasked_lines_flood_is_a_protocol_fault(run_in_bwrap):
+    session = run_in_bwrap(python_bot(on_hello="""
+        send({"type": "ready", "name": "chatty"})
+        for _ in range(200_000):
+            sys.stdout.write('{"id": 1, "action": "play TH"}\\n')
+    """))
+    session.hello(hello())
+    time.sleep(0.2)  # the other seats play meanwhile; lines that arrive are unasked
+    fault = fault_of(lambda: session.turn(turn(1)), MOVE_S)
+    assert fault.kind == "protocol"
+    assert "when no reply was asked" in fault.detail
+
+
+def test_stderr_flood_is_drained_and_tail_kept(run_in_bwrap):
+    session = run_in_bwrap(python_bot(on_hello="""
+        chunk = "e" * (1 << 20)
+        for _ in range(1024):
+            sys.stderr.write(chunk)
+        sys.stderr.write("THE END\\n")
+        sys.stderr.flush()
+        send({"type": "ready", "name": "noisy"})
+    """))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.monotonic()
+    assert session.hello(hello())["name"] == "noisy"
+    assert time.monotonic() - start < FAST.hello_ms / 1000
+    assert session.turn(turn(1)) == "play TH"
+    tail = session.stderr_tail
+    assert len(tail.encode()) <= 64 * 1024
+    assert tail.endswith("eeeTHE END\n")
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # KiB
+
+
+@pytest.mark.parametrize(
+    ("on_turn", "kind", "words"),
+    [
+        ('print("this is not json", flush=True)', "protocol", "not JSON"),
+        ('print("{" + " " * 70000 + "}", flush=True)', "protocol", "over 65536 bytes"),
+        ('send({"id": m["id"], "action": "play 7S"})', "illegal", "'play 7S'"),
+        ('send({"id": m["id"] + 1, "action": m["legal"][0]})', "illegal", "has id 2, not 1"),
+        ('sys.exit(3)', "crash", "exited with code 3"),
+        ('os.kill(os.getpid(), 9)', "crash", "SIGKILL"),
+    ],
+    ids=["invalid-json", "long-line", "illegal-action", "wrong-id", "exit", "killed"],
+)
+def test_bad_replies(run_in_bwrap, on_turn: str, kind: str, words: str):
+    session = started(run_in_bwrap, on_turn)
+    fault = fault_of(lambda: session.turn(turn(1)), MOVE_S)
+    assert fault.kind == kind
+    assert words in fault.detail
+
+
+def test_exit_mid_match_after_some_turns(run_in_bwrap):
+    session = started(run_in_bwrap, """
+        if m["id"] == 3:
+            print("giving up", file=sys.stderr)
+            sys.exit(0)
+        send({"id": m["id"], "action": m["legal"][-1]})
+    """)
+    assert [session.turn(turn(i)) for i in (1, 2)] == ["play AH", "play AH"]
+    fault = fault_of(lambda: session.turn(turn(3)), MOVE_S)
+    assert fault.kind == "crash"
+    assert "exited with code 0 before replying to turn 3" in fault.detail
+    assert "giving up" in fault.stderr_tail
+
+
+def test_node_bot_runs_confined(run_in_bwrap):
+    source = """
+const rl = require("readline").createInterface({ input: process.stdin });
+rl.on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.type === "hello") {
+    let secret = "unreadable";
+    try { require("fs").readFileSync(m.secret); secret = "read"; } catch (e) {}
+    console.log(JSON.stringify({ type: "ready", name: "node", secret, pid: process.pid }));
+  } else if (m.type === "turn") {
+    console.log(JSON.stringify({ id: m.id, action: m.legal[m.legal.length - 1] }));
+  }
+});
+"""
+    session = run_in_bwrap(source, filename="bot.js")
+    reply = session.hello(hello(secret=os.path.abspath(__file__)))
+    assert reply["secret"] == "unreadable"
+    assert reply["pid"] == 2
+    assert session.turn(turn(1)) == "play AH"
