@@ -35,8 +35,8 @@ TNA_MASKS = tuple(0b111 << (8 * s) for s in range(4))
 #: The other suit of the same colour (C<->S, D<->H), for the `slide` signal.
 SAME_COLOUR = (3, 2, 1, 0)
 
-# Bit positions of every byte value, so a mask becomes a tuple of cards with four lookups.
-_BYTE_CARDS = tuple(
+#: Bit positions of every byte value, so a mask becomes a tuple of cards with four lookups.
+BYTE_CARDS = tuple(
     tuple(tuple(base + i for i in range(8) if byte >> i & 1) for byte in range(256))
     for base in (0, 8, 16, 24)
 )
@@ -62,7 +62,7 @@ def rank_of(card: int) -> int:
 
 def cards_of(mask: int) -> tuple[int, ...]:
     """The cards of a mask in index order (suit C D H S, strongest first within a suit)."""
-    b0, b1, b2, b3 = _BYTE_CARDS
+    b0, b1, b2, b3 = BYTE_CARDS
     return b0[mask & 255] + b1[mask >> 8 & 255] + b2[mask >> 16 & 255] + b3[mask >> 24 & 255]
 
 

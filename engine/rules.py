@@ -6,7 +6,7 @@ Imports nothing of Django or the sandbox.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 
@@ -37,13 +37,18 @@ class RuleSet:
     melds: bool
     claim_out: str
     deck: str
+    #: Derived, for the engine's hot path: a play is only ever a bare card (no politaine
+    #: announcement, signal or claim to offer).
+    plain_play: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _validate(self)
+        plain = self.politaine != "first-card" and not self.signals and self.claim_out == "off"
+        object.__setattr__(self, "plain_play", plain)
 
     def to_dict(self) -> dict[str, Any]:
         """The protocol's ``rules`` object: ``preset`` and every option."""
-        return asdict(self)
+        return {"preset": self.preset, **{name: getattr(self, name) for name in OPTION_NAMES}}
 
     def with_options(self, **options: Any) -> RuleSet:
         """This rule set with some options changed (validated); ``preset`` stays."""
@@ -54,9 +59,9 @@ class RuleSet:
         """The options that differ from the preset's own values."""
         base = PRESETS[self.preset]
         return {
-            f.name: getattr(self, f.name)
-            for f in fields(self)
-            if getattr(self, f.name) != getattr(base, f.name)
+            name: getattr(self, name)
+            for name in OPTION_NAMES
+            if getattr(self, name) != getattr(base, name)
         }
 
     @property
@@ -64,7 +69,7 @@ class RuleSet:
         return not self.changed_options()
 
 
-OPTION_NAMES = tuple(f.name for f in fields(RuleSet) if f.name != "preset")
+OPTION_NAMES = tuple(f.name for f in fields(RuleSet) if f.init and f.name != "preset")
 
 _CHOICES = {
     "politaine": POLITAINE_VALUES,

@@ -30,6 +30,7 @@ from engine.actions import (
     meld_points,
     parse_action,
 )
+from engine.cards import BYTE_CARDS as _BYTE_CARDS
 from engine.cards import (
     CARD_THIRDS,
     FULL_DECK,
@@ -54,6 +55,16 @@ MAX_DEALS = 100
 MAX_REDEALS = 50
 TRICKS_PER_DEAL = 8
 POLITAINE_POINTS = 11
+
+_B0, _B1, _B2, _B3 = _BYTE_CARDS
+_new = tuple.__new__
+_HAND = (1 << 32) - 1
+
+
+def pack_hands(hands: tuple[int, ...]) -> int:
+    """Four 32-bit hands in one int, seat ``s`` in bits ``32s..32s+31``."""
+    return hands[0] | hands[1] << 32 | hands[2] << 64 | hands[3] << 96
+
 
 _HIGH = RANK_MASKS[0] | RANK_MASKS[1] | RANK_MASKS[2]  # every T, 9 and A
 _SEVENS = RANK_MASKS[RANK_7]
@@ -123,27 +134,28 @@ class DealRecord(NamedTuple):
 class State(NamedTuple):
     """A point in a match. Invariant: ``to_move`` is the seat to decide, -1 once it is over.
 
-    Fields are public and read-only. Hands are 32-bit masks (``cards.py``); ``dealt`` the hands
-    as dealt this deal; ``trick`` the cards of the trick in progress, led by ``leader``;
-    ``taken``/``won`` thirds and tricks per team this deal; ``low`` whether the leader of the
-    trick in progress must lead his lowest rank; ``run`` a politaine in progress as
+    Fields are public and read-only. ``packed`` holds the four hands, seat ``s`` in bits
+    ``32s..32s+31`` (read them as ``hands`` or ``hand(seat)``: 32-bit masks of ``cards.py``);
+    ``dealt`` the hands as dealt this deal; ``trick`` the cards of the trick in progress, led
+    by ``leader``; ``taken``/``won`` thirds and tricks per team this deal; ``low`` whether the
+    leader of the trick in progress must lead his lowest rank; ``run`` a politaine in progress as
     ``(seat, suit, tricks won)``; ``announced`` the ``(seat, card)`` politaine announcements of
     the trick in progress; ``poules`` the poules each seat may still score; ``melded`` a mask of
     meld ids scored this deal; ``history`` the finished deals.
     """
 
+    phase: int
+    to_move: int
+    packed: int
+    trick: tuple[int, ...]
     rules: RuleSet
     seed: int
     deal: int
     dealer: int
     redeal: int
     score: tuple[int, int]
-    phase: int
-    to_move: int
-    hands: tuple[int, int, int, int]
     dealt: tuple[int, int, int, int]
     leader: int
-    trick: tuple[int, ...]
     tricks: tuple[Trick, ...]
     taken: tuple[int, int]
     won: tuple[int, int]
@@ -162,6 +174,15 @@ class State(NamedTuple):
     # -- reading -------------------------------------------------------------------------------
 
     @property
+    def hands(self) -> tuple[int, int, int, int]:
+        """The four hands held now, as card masks."""
+        p = self[2]
+        return (p & _HAND, p >> 32 & _HAND, p >> 64 & _HAND, p >> 96)
+
+    def hand(self, seat: int) -> int:
+        return self[2] >> (seat << 5) & _HAND
+
+    @property
     def is_over(self) -> bool:
         return self.phase == OVER
 
@@ -172,9 +193,25 @@ class State(NamedTuple):
 
     def legal(self) -> tuple[int, ...]:
         """Every legal action of ``to_move``, in a fixed order; empty once the match is over."""
-        phase = self.phase
+        phase = self[0]
         if phase == PLAY_PHASE:
-            return _legal_plays(self)
+            # Hot path, inlined: the cards ``to_move`` may play (follow suit, else the low lead).
+            hand = self[2] >> (self[1] << 5) & _HAND
+            trick = self[3]
+            if trick:
+                playable = hand & SUIT_MASKS[trick[0] >> 3] or hand
+            elif self[16]:
+                playable = _lowest_rank(hand)
+            else:
+                playable = hand
+            if self[4].plain_play:
+                return (
+                    _B0[playable & 255]
+                    + _B1[playable >> 8 & 255]
+                    + _B2[playable >> 16 & 255]
+                    + _B3[playable >> 24]
+                )
+            return _decorated_plays(self, hand, playable)
         if phase == MELD_PHASE:
             melds = available_melds(self.hands[self.to_move], self.melded)
             return (*(MELD + m for m in melds), DONE)
@@ -192,6 +229,13 @@ class State(NamedTuple):
     def apply(self, action: int) -> State:
         """The state after ``to_move`` takes ``action``, which must be one of ``legal()``."""
         if action < PLAY_LIMIT:
+            if action < 32 and len(self[3]) < 3 and not self[4].melds:
+                # Hot path, inlined: a bare card mid-trick changes the first four fields only.
+                seat = self[1]
+                packed = self[2] ^ (1 << (action + (seat << 5)))
+                return _new(
+                    State, (PLAY_PHASE, (seat + 1) & 3, packed, (*self[3], action), *self[4:])
+                )
             return _play(self, action)
         if action >= MELD:
             return _meld(self, action - MELD)
@@ -224,7 +268,7 @@ class State(NamedTuple):
 
     def with_hands(self, hands: tuple[int, int, int, int]) -> State:
         """The same position with other hidden cards (for search over sampled deals)."""
-        return self._replace(hands=tuple(hands))
+        return self._replace(packed=pack_hands(hands))
 
 
 # -- starting -------------------------------------------------------------------------------------
@@ -246,17 +290,7 @@ def _start_deal(
     redeals: tuple,
 ) -> State:
     hands = seeded_hands(seed, deal, redeal, dealer)
-    return deal_state(
-        rules,
-        hands,
-        seed=seed,
-        deal=deal,
-        dealer=dealer,
-        redeal=redeal,
-        score=score,
-        history=history,
-        redeals=redeals,
-    )
+    return _begin_deal(rules, hands, seed, deal, dealer, redeal, score, history, redeals)
 
 
 def deal_state(
@@ -277,50 +311,45 @@ def deal_state(
     from the seed and calls it too.
     """
     hands = tuple(hands)
-    if (
-        sum(bin(h).count("1") for h in hands) != 32
-        or hands[0] | hands[1] | hands[2] | hands[3] != FULL_DECK
-    ):
+    if len(hands) != 4 or pack_hands(hands).bit_count() != 32 or _union(hands) != FULL_DECK:
         raise ValueError("a deal needs the 32 cards, each in exactly one hand")
+    return _begin_deal(rules, hands, seed, deal, dealer, redeal, tuple(score), history, redeals)
+
+
+def _begin_deal(
+    rules: RuleSet,
+    hands: tuple[int, int, int, int],
+    seed: int,
+    deal: int,
+    dealer: int,
+    redeal: int,
+    score: tuple[int, int],
+    history: tuple[DealRecord, ...],
+    redeals: tuple,
+) -> State:
     leader = (dealer + 1) & 3
     state = State(
-        rules,
-        seed,
-        deal,
-        dealer,
-        redeal,
-        tuple(score),
-        PLAY_PHASE,
-        leader,
-        hands,
-        hands,
-        leader,
-        (),
-        (),
-        (0, 0),
-        (0, 0),
-        (),
-        False,
-        None,
-        (),
-        (0, 0, 0, 0),
-        (0, 0),
-        (0, 0),
-        0,
-        redeals,
-        history,
-        None,
-    )
-    instant = _instant_win(rules, hands)
-    if instant is not None:
-        team, reason = instant
-        record = _record(state, state.score, reason)
-        return _over(state, record, Result(team, reason, state.score, None))
+        PLAY_PHASE, leader, pack_hands(hands), (), rules, seed, deal, dealer, redeal, score,
+        hands, leader, (), (0, 0), (0, 0), (), False, None, (), (0, 0, 0, 0), (0, 0), (0, 0), 0,
+        redeals, history, None,
+    )  # fmt: skip
+    if rules.four_sevens or rules.four_eights:
+        instant = _instant_win(rules, hands)
+        if instant is not None:
+            team, reason = instant
+            record = _record(state, score, reason)
+            return _over(state, record, Result(team, reason, score, None))
     if rules.redeal and redeal < MAX_REDEALS:
         asker = _next_redeal_seat(hands, leader, -1)
         if asker is not None:
             return state._replace(phase=REDEAL_PHASE, to_move=asker)
-    return _before_play(state)
+    if rules.politaine == "before-play" or rules.melds:
+        return _before_play(state)
+    return state
+
+
+def _union(hands: tuple[int, ...]) -> int:
+    return hands[0] | hands[1] | hands[2] | hands[3]
 
 
 def _instant_win(rules: RuleSet, hands: tuple[int, ...]) -> tuple[int, str] | None:
@@ -352,15 +381,16 @@ def _before_play(state: State) -> State:
 
 
 def _turn(state: State, seat: int) -> State:
-    return state._replace(to_move=seat, phase=_turn_phase(state, seat, state.hands, state.won))
+    return state._replace(to_move=seat, phase=_turn_phase(state, seat, state.packed, state.won))
 
 
-def _turn_phase(state: State, seat: int, hands: tuple[int, ...], won: tuple[int, int]) -> int:
+def _turn_phase(state: State, seat: int, packed: int, won: tuple[int, int]) -> int:
     """MELD if ``seat`` may and can meld now, else PLAY."""
     if not state.rules.melds:
         return PLAY_PHASE
     first_lead = not state.tricks and not state.trick and seat == state.leader
-    if (first_lead or won[seat & 1]) and available_melds(hands[seat], state.melded):
+    hand = packed >> (seat << 5) & _HAND
+    if (first_lead or won[seat & 1]) and available_melds(hand, state.melded):
         return MELD_PHASE
     return PLAY_PHASE
 
@@ -368,42 +398,40 @@ def _turn_phase(state: State, seat: int, hands: tuple[int, ...], won: tuple[int,
 # -- legal actions --------------------------------------------------------------------------------
 
 
-def _legal_plays(state: State) -> tuple[int, ...]:
-    seat = state.to_move
-    hand = state.hands[seat]
-    trick = state.trick
+def _decorated_plays(state: State, hand: int, playable: int) -> tuple[int, ...]:
+    """Plays with their politaine announcements and signals, and the claim, where the rules say."""
+    cards = cards_of(playable)
     rules = state.rules
-    if trick:
-        follow = hand & SUIT_MASKS[trick[0] >> 3]
-        cards = cards_of(follow or hand)
-    elif state.low:
-        cards = _lowest_rank_cards(hand)
-    else:
-        cards = cards_of(hand)
-    if rules.politaine == "first-card":
-        extra = tuple(c | POLITAINE for c in cards if _may_announce(hand, c))
-        if extra:
-            cards = tuple(sorted(cards + extra, key=lambda a: (a & 31, a)))
+    if rules.politaine == "first-card" and _announceable(hand) & playable:
+        announce = _announceable(hand)
+        cards = tuple(a for c in cards for a in ((c, c | POLITAINE) if announce >> c & 1 else (c,)))
     if rules.signals:
         cards = tuple(a | flag for a in cards for flag in (0, TAP, SLIDE))
     claim = rules.claim_out
-    if claim != "off" and (claim == "any-turn" or not trick):
+    if claim != "off" and (claim == "any-turn" or not state.trick):
         return (*cards, CLAIM)
     return cards
 
 
-def _may_announce(hand: int, card: int) -> bool:
-    """A politaine may be announced with a T, 9 or A while holding all three of its suit."""
-    mask = TNA_MASKS[card >> 3]
-    return (card & 7) < 3 and hand & mask == mask
+_TNA_ALL = TNA_MASKS[0] | TNA_MASKS[1] | TNA_MASKS[2] | TNA_MASKS[3]
+_SUIT_LOW_BITS = 0x01010101
 
 
-def _lowest_rank_cards(hand: int) -> tuple[int, ...]:
+def _announceable(hand: int) -> int:
+    """Cards a politaine may be announced with: T, 9 and A of a suit all held (RULES.md)."""
+    tna = hand & _TNA_ALL
+    if not tna & (tna >> 1) & (tna >> 2) & _SUIT_LOW_BITS:
+        return 0
+    return sum(m for m in TNA_MASKS if tna & m == m)
+
+
+def _lowest_rank(hand: int) -> int:
+    """The cards of the lowest rank held, in any suit (the low-lead rule)."""
     for rank in range(7, -1, -1):
         cards = hand & RANK_MASKS[rank]
         if cards:
-            return cards_of(cards)
-    return ()
+            return cards
+    return 0
 
 
 def _complete_suits(hand: int) -> int:
@@ -433,129 +461,72 @@ def available_melds(hand: int, melded: int) -> tuple[int, ...]:
 
 
 def _play(state: State, action: int) -> State:
-    (
-        rules,
-        seed,
-        deal,
-        dealer,
-        redeal,
-        score,
-        phase,
-        seat,
-        hands,
-        dealt,
-        leader,
-        trick,
-        tricks,
-        taken,
-        won,
-        said,
-        low,
-        run,
-        announced,
-        poules,
-        bonus,
-        melds,
-        melded,
-        redeals,
-        history,
-        result,
-    ) = state
+    seat = state[1]
     card = action & 31
-    hands = (*hands[:seat], hands[seat] ^ (1 << card), *hands[seat + 1 :])
+    packed = state[2] ^ (1 << (card + (seat << 5)))
+    trick = (*state[3], card)
     if action & 224:
-        number = len(tricks) + 1
-        if action & POLITAINE:
-            said = (*said, Said(seat, number, "politaine", card))
-            announced = (*announced, (seat, card))
-        if action & TAP:
-            said = (*said, Said(seat, number, "tap", card))
-        elif action & SLIDE:
-            said = (*said, Said(seat, number, "slide", card))
-    trick = (*trick, card)
+        state = _announce(state, seat, action)
     if len(trick) < 4:
+        # Mid-trick: only phase, to_move, packed hands and trick change (the first four fields).
         nxt = (seat + 1) & 3
-        phase = _turn_phase(state, nxt, hands, won) if rules.melds else PLAY_PHASE
-        return State(
-            rules,
-            seed,
-            deal,
-            dealer,
-            redeal,
-            score,
-            phase,
-            nxt,
-            hands,
-            dealt,
-            leader,
-            trick,
-            tricks,
-            taken,
-            won,
-            said,
-            low,
-            run,
-            announced,
-            poules,
-            bonus,
-            melds,
-            melded,
-            redeals,
-            history,
-            result,
-        )
+        phase = _turn_phase(state, nxt, packed, state.won) if state[4].melds else PLAY_PHASE
+        return _new(State, (phase, nxt, packed, trick, *state[4:]))
+    return _complete_trick(state, packed, trick)
 
-    # The trick is complete.
-    led = trick[0] >> 3
-    best = min(c for c in trick if c >> 3 == led)
+
+def _announce(state: State, seat: int, action: int) -> State:
+    """Record the politaine announcement and signal that go with a play."""
+    card = action & 31
+    number = len(state.tricks) + 1
+    said = state.said
+    announced = state.announced
+    if action & POLITAINE:
+        said = (*said, Said(seat, number, "politaine", card))
+        announced = (*announced, (seat, card))
+    if action & TAP:
+        said = (*said, Said(seat, number, "tap", card))
+    elif action & SLIDE:
+        said = (*said, Said(seat, number, "slide", card))
+    return state._replace(said=said, announced=announced)
+
+
+def _complete_trick(state: State, packed: int, trick: tuple[int, ...]) -> State:
+    (_, _, _, _, rules, seed, deal, dealer, redeal, score, dealt, leader, tricks, taken, won, said,
+     _, run, announced, poules, bonus, melds, melded, redeals, history, result) = state  # fmt: skip
+    a, b, c, d = trick
+    led = SUIT_MASKS[a >> 3]
+    in_suit = ((1 << a) | (1 << b) | (1 << c) | (1 << d)) & led
+    best = (in_suit & -in_suit).bit_length() - 1  # strongest card has the lowest index
     winner = (leader + trick.index(best)) & 3
     team = winner & 1
-    a, b, c, d = trick
     card_thirds = CARD_THIRDS[a] + CARD_THIRDS[b] + CARD_THIRDS[c] + CARD_THIRDS[d]
     last = len(tricks) == TRICKS_PER_DEAL - 1
     thirds = card_thirds + LAST_TRICK_THIRDS if last else card_thirds
-    taken = _add(taken, team, thirds)
-    won = _add(won, team, 1)
-    tricks = (*tricks, Trick(leader, trick, winner, thirds))
+    if team:
+        taken = (taken[0], taken[1] + thirds)
+        won = (won[0], won[1] + 1)
+    else:
+        taken = (taken[0] + thirds, taken[1])
+        won = (won[0] + 1, won[1])
+    tricks = (*tricks, _new(Trick, (leader, trick, winner, thirds)))
     mode = rules.politaine
     if mode != "off" and (run is not None or (best & 7) < 3):
-        run, bonus, poules = _politaine(mode, run, announced, winner, best, hands, bonus, poules)
+        hand = packed >> (winner << 5) & _HAND
+        run, bonus, poules = _politaine(mode, run, announced, winner, best, hand, bonus, poules)
     low_lead = rules.low_lead
     low = card_thirds < 3 and (
         low_lead == "every-trick" or (low_lead == "first-trick" and len(tricks) == 1)
     )
-    state = State(
-        rules,
-        seed,
-        deal,
-        dealer,
-        redeal,
-        score,
-        PLAY_PHASE,
-        winner,
-        hands,
-        dealt,
-        winner,
-        (),
-        tricks,
-        taken,
-        won,
-        said,
-        low,
-        run,
-        (),
-        poules,
-        bonus,
-        melds,
-        melded,
-        redeals,
-        history,
+    state = _new(State, (
+        PLAY_PHASE, winner, packed, (), rules, seed, deal, dealer, redeal, score, dealt, winner,
+        tricks, taken, won, said, low, run, (), poules, bonus, melds, melded, redeals, history,
         result,
-    )
+    ))  # fmt: skip
     if last:
         return _end_deal(state)
     if rules.melds:
-        return state._replace(phase=_turn_phase(state, winner, hands, won))
+        return state._replace(phase=_turn_phase(state, winner, packed, won))
     return state
 
 
@@ -565,7 +536,7 @@ def _politaine(
     announced: tuple[tuple[int, int], ...],
     winner: int,
     best: int,
-    hands: tuple[int, ...],
+    hand: int,
     bonus: tuple[int, int],
     poules: tuple[int, int, int, int],
 ) -> tuple[tuple[int, int, int] | None, tuple[int, int], tuple[int, int, int, int]]:
@@ -596,7 +567,7 @@ def _politaine(
         if mode == "first-card":
             if (winner, best) in announced:
                 run = (winner, suit, 1)
-        elif (hands[winner] | (1 << best)) & TNA_MASKS[suit] == TNA_MASKS[suit]:
+        elif (hand | (1 << best)) & TNA_MASKS[suit] == TNA_MASKS[suit]:
             run = (winner, suit, 1)
     return run, bonus, poules
 
