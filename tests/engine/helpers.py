@@ -83,3 +83,8 @@ def thirds(card_codes: Iterable[str]) -> int:
 
 
 ALL_CODES = list(CODES)
+
+
+def cards_in(legal: Iterable[str]) -> set[str]:
+    """The card codes of the plays among legal actions."""
+    return {a.split()[1] for a in legal if a.startswith("play ")}
