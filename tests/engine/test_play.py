@@ -115,14 +115,10 @@ HANDS_SIX = [
 def test_six_thirds_make_two_points():
     state = deal("quatre-sept", HANDS_SIX)
     state = run(state, "TH 7H TD TS")
-    for lead, club, diamond, spade in zip(
-        "9H AH KH QH JH 8H".split(),
-        "TC 9C AC QC JC 8C".split(),
-        "9D AD KD JD 8D 7D".split(),
-        "9S AS KS QS 8S 7S".split(),
-        strict=True,
-    ):
-        state = run(state, f"{lead} {club} {diamond} {spade}")
+    state = run(
+        state,
+        "9H TC 9D 9S   AH 9C AD AS   KH AC KD KS   QH QC JD QS   JH JC 8D 8S   8H 8C 7D 7S",
+    )
     state = run(state, "7C KC QD JS")
     record = state.history[0]
     assert record.tricks[-1].winner == 1
