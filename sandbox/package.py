@@ -306,7 +306,7 @@ def _entry_name(info: zipfile.ZipInfo) -> str:
 
 def _check_entry_type(info: zipfile.ZipInfo, name: str) -> None:
     mode = info.external_attr >> 16
-    if info.create_system == 3 and mode:  # Unix attributes present
+    if info.create_system == 3 and stat.S_IFMT(mode):  # a Unix file type is recorded
         if stat.S_ISLNK(mode):
             raise PackageError(f"{name!r} is a symbolic link: links are not allowed, add the file")
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):

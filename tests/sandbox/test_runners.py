@@ -1,0 +1,116 @@
+"""Runner selection: uploaded bots can never reach the trusted runner; the bwrap command line;
+the Docker spec (no Docker engine runs here: the SDK validates the spec offline, and a missing
+engine is a clear DockerUnavailable)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from sandbox import (
+    CONFINED_BACKENDS,
+    Limits,
+    TrustedProgram,
+    TrustedRunner,
+    confined_runner,
+    open_session,
+)
+from sandbox.runners.base import describe_returncode
+from sandbox.runners.bwrap import BOT_ENV, BwrapRunner, bwrap_argv, find_bwrap
+from sandbox.runners.docker import DockerRunner, DockerUnavailable, default_client
+from sandbox.runners.runtimes import host_runtime
+from tests.sandbox.helpers import FAST, play_match, python_bot
+
+
+def test_trusted_runner_refuses_uploaded_bots(make_bot):
+    with pytest.raises(TypeError, match="never runs an uploaded bot"):
+        TrustedRunner().start(make_bot(python_bot()))
+    with pytest.raises(TypeError):
+        TrustedRunner().start(("python3", "bot.py"))
+
+
+def test_confined_runner_never_returns_trusted():
+    assert CONFINED_BACKENDS == ("bwrap", "docker")
+    for name in ("trusted", "subprocess", "", "BWRAP"):
+        with pytest.raises(ValueError, match="never run trusted"):
+            confined_runner(name)
+
+
+def test_confined_runners_refuse_trusted_programs():
+    program = TrustedProgram((sys.executable, "-c", "pass"))
+    with pytest.raises(TypeError):
+        BwrapRunner(uid_pool=None).start(program)
+    with pytest.raises(TypeError):
+        DockerRunner(client=default_client()).start(program)
+
+
+def test_trusted_runner_plays(tmp_path):
+    path = tmp_path / "bot.py"
+    path.write_text(python_bot())
+    with open_session(TrustedRunner(), TrustedProgram((sys.executable, str(path))), FAST) as s:
+        assert play_match(s) == ["play TH"] * 3
+
+
+def test_bwrap_command_line(make_bot):
+    bot = make_bot(python_bot())
+    runtime = host_runtime("python3")
+    argv = bwrap_argv(find_bwrap(), runtime, bot, Limits(tmp_bytes=1234))
+    joined = " ".join(argv)
+    for flag in ("--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+                 "--disable-userns", "--die-with-parent", "--new-session", "--clearenv"):
+        assert flag in argv
+    assert f"--ro-bind {bot.folder} /bot" in joined
+    assert "--size 1234 --perms 1777 --tmpfs /tmp" in joined
+    assert "--remount-ro / --" in joined
+    assert argv[-1] == "main.py"
+    assert argv[argv.index("--") + 1] == runtime.binary
+    assert not any(arg.startswith(("/work", "/root", "/home", "/etc")) for arg in argv[1:])
+    env = {argv[i + 1]: argv[i + 2] for i, arg in enumerate(argv) if arg == "--setenv"}
+    assert env == BOT_ENV
+
+
+def test_describe_returncode():
+    assert describe_returncode(3, 128) == "exited with code 3"
+    assert describe_returncode(-9, None).startswith("was ended by SIGKILL")
+    assert "CPU time limit" in describe_returncode(128 + 24, 128)
+
+
+def test_limits_must_be_positive():
+    with pytest.raises(ValueError):
+        Limits(processes=0)
+
+
+def offline_docker() -> DockerRunner:
+    import docker
+
+    client = docker.APIClient(base_url="unix:///nonexistent/docker.sock", version="1.43")
+    return DockerRunner(client=client, image="quatresept/bot-runtime:test",
+                        limits=Limits(memory_bytes=256 * 2**20, processes=40, tmp_bytes=2**20))
+
+
+def test_docker_container_spec(make_bot):
+    bot = make_bot(python_bot())
+    spec = offline_docker().container_spec(bot)
+    host = spec["host_config"]
+    assert spec["image"] == "quatresept/bot-runtime:test"
+    assert spec["command"] == ["python3", "-u", "-B", "-X", "utf8", "main.py"]
+    assert spec["user"] == "1000:1000" and spec["working_dir"] == "/bot"
+    assert spec["stdin_open"] and not spec["tty"] and spec["network_disabled"]
+    assert host["NetworkMode"] == "none"
+    assert host["ReadonlyRootfs"] is True
+    assert host["CapDrop"] == ["ALL"]
+    assert host["SecurityOpt"] == ["no-new-privileges"]
+    assert host["Memory"] == host["MemorySwap"] == 256 * 2**20
+    assert host["PidsLimit"] == 40
+    assert host["NanoCpus"] == 10**9
+    assert host["Binds"] == [f"{bot.folder}:/bot:ro"]
+    assert host["Tmpfs"]["/tmp"].startswith("rw,nosuid,nodev,size=1048576")
+    assert host["LogConfig"]["Type"] == "none"
+    assert host["Init"] is True
+    assert {u["Name"] for u in host["Ulimits"]} == {"nofile", "fsize", "cpu", "core"}
+
+
+def test_docker_without_an_engine_says_so(make_bot):
+    with pytest.raises(DockerUnavailable, match="cannot create the bot container"):
+        offline_docker().start(make_bot(python_bot()))
