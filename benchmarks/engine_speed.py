@@ -2,7 +2,8 @@
 
 Each round plays random deals to their end through the public API of both engines, choosing
 uniformly among the legal actions with the same kind of RNG; OpenSpiel's deals include applying
-its chance outcomes (the deal), ours include dealing from the seeded deck. Rounds alternate
+its chance outcomes (the deal), ours include dealing from the seeded deck. Ours are played as
+whole matches (a match is a run of deals; a Hearts game in OpenSpiel is one deal). Rounds alternate
 between the two so that noise on a shared machine hits both alike; the figures are medians.
 
 Prints, last, ``engine X decisions/s, openspiel hearts Y decisions/s, ratio R``.
@@ -24,17 +25,20 @@ from engine import new_match, rules_for
 
 
 def engine_round(deals: int, preset: str, seed: int) -> float:
-    """Decisions per second over ``deals`` random deals (each a new seed's first deal)."""
+    """Decisions per second over at least ``deals`` random deals, played as whole matches."""
     rules = rules_for(preset)
     rng = random.Random(seed)
     choice = rng.choice
-    decisions = 0
+    decisions = played = 0
+    match_seed = seed
     started = time.perf_counter()
-    for deal_seed in range(seed, seed + deals):
-        state = new_match(rules, deal_seed)
-        while not state.history:
+    while played < deals:
+        state = new_match(rules, match_seed)
+        while state.to_move >= 0:
             state = state.apply(choice(state.legal()))
             decisions += 1
+        played += len(state.history)
+        match_seed += 1
     return decisions / (time.perf_counter() - started)
 
 

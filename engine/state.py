@@ -131,23 +131,9 @@ class DealRecord(NamedTuple):
     trick: tuple[int, tuple[int, ...]] = (0, ())  # (leader, cards) of a trick cut short
 
 
-class State(NamedTuple):
-    """A point in a match. Invariant: ``to_move`` is the seat to decide, -1 once it is over.
+class Table(NamedTuple):
+    """Everything of a state but the four fields that change with every card (see ``State``)."""
 
-    Fields are public and read-only. ``packed`` holds the four hands, seat ``s`` in bits
-    ``32s..32s+31`` (read them as ``hands`` or ``hand(seat)``: 32-bit masks of ``cards.py``);
-    ``dealt`` the hands as dealt this deal; ``trick`` the cards of the trick in progress, led
-    by ``leader``; ``taken``/``won`` thirds and tricks per team this deal; ``low`` whether the
-    leader of the trick in progress must lead his lowest rank; ``run`` a politaine in progress as
-    ``(seat, suit, tricks won)``; ``announced`` the ``(seat, card)`` politaine announcements of
-    the trick in progress; ``poules`` the poules each seat may still score; ``melded`` a mask of
-    meld ids scored this deal; ``history`` the finished deals.
-    """
-
-    phase: int
-    to_move: int
-    packed: int
-    trick: tuple[int, ...]
     rules: RuleSet
     seed: int
     deal: int
@@ -170,6 +156,28 @@ class State(NamedTuple):
     redeals: tuple[tuple[int, tuple[int, int, int, int]], ...]
     history: tuple[DealRecord, ...]
     result: Result | None
+
+
+class State(NamedTuple):
+    """A point in a match. Invariant: ``to_move`` is the seat to decide, -1 once it is over.
+
+    Fields are public and read-only. ``packed`` holds the four hands, seat ``s`` in bits
+    ``32s..32s+31`` (read them as ``hands`` or ``hand(seat)``: 32-bit masks of ``cards.py``);
+    ``trick`` the cards of the trick in progress. The rest lives in ``table`` and reads as
+    attributes of the state too: ``dealt`` the hands as dealt this deal; ``leader`` who led the
+    trick in progress; ``taken``/``won`` thirds and tricks per team this deal; ``low`` whether the
+    leader of the trick in progress must lead his lowest rank; ``run`` a politaine in progress as
+    ``(seat, suit, tricks won)``; ``announced`` the ``(seat, card)`` politaine announcements of
+    the trick in progress; ``poules`` the poules each seat may still score; ``melded`` a mask of
+    meld ids scored this deal; ``history`` the finished deals. (Splitting the value in two keeps
+    a mid-trick move to a five-field tuple: search plays millions of them.)
+    """
+
+    phase: int
+    to_move: int
+    packed: int
+    trick: tuple[int, ...]
+    table: Table
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -199,12 +207,16 @@ class State(NamedTuple):
             hand = self[2] >> (self[1] << 5) & _HAND
             trick = self[3]
             if trick:
-                playable = hand & SUIT_MASKS[trick[0] >> 3] or hand
-            elif self[16]:
+                shift = (trick[0] >> 3) << 3
+                follow = hand >> shift & 255
+                if follow and self[4][0].plain_play:
+                    return _BYTE_CARDS[shift >> 3][follow]
+                playable = follow << shift or hand
+            elif self[4].low:
                 playable = _lowest_rank(hand)
             else:
                 playable = hand
-            if self[4].plain_play:
+            if self[4][0].plain_play:
                 return (
                     _B0[playable & 255]
                     + _B1[playable >> 8 & 255]
@@ -229,18 +241,18 @@ class State(NamedTuple):
     def apply(self, action: int) -> State:
         """The state after ``to_move`` takes ``action``, which must be one of ``legal()``."""
         if action < PLAY_LIMIT:
-            if action < 32 and len(self[3]) < 3 and not self[4].melds:
+            if action < 32 and len(self[3]) < 3 and not self[4][0].melds:
                 # Hot path, inlined: a bare card mid-trick changes the first four fields only.
                 seat = self[1]
                 packed = self[2] ^ (1 << (action + (seat << 5)))
                 return _new(
-                    State, (PLAY_PHASE, (seat + 1) & 3, packed, (*self[3], action), *self[4:])
+                    State, (PLAY_PHASE, (seat + 1) & 3, packed, (*self[3], action), self[4])
                 )
             return _play(self, action)
         if action >= MELD:
             return _meld(self, action - MELD)
         if action == DONE:
-            return self._replace(phase=PLAY_PHASE)
+            return _evolve(self, phase=PLAY_PHASE)
         if action == CLAIM:
             return _claim(self)
         if action >= POULES:
@@ -268,7 +280,11 @@ class State(NamedTuple):
 
     def with_hands(self, hands: tuple[int, int, int, int]) -> State:
         """The same position with other hidden cards (for search over sampled deals)."""
-        return self._replace(packed=pack_hands(hands))
+        return _evolve(self, packed=pack_hands(hands))
+
+    def replace(self, **changes: object) -> State:
+        """This state with fields changed, those of ``table`` included (for building positions)."""
+        return _evolve(self, **changes)
 
 
 # -- starting -------------------------------------------------------------------------------------
@@ -328,11 +344,11 @@ def _begin_deal(
     redeals: tuple,
 ) -> State:
     leader = (dealer + 1) & 3
-    state = State(
-        PLAY_PHASE, leader, pack_hands(hands), (), rules, seed, deal, dealer, redeal, score,
-        hands, leader, (), (0, 0), (0, 0), (), False, None, (), (0, 0, 0, 0), (0, 0), (0, 0), 0,
-        redeals, history, None,
-    )  # fmt: skip
+    table = _new(Table, (
+        rules, seed, deal, dealer, redeal, score, hands, leader, (), (0, 0), (0, 0), (), False,
+        None, (), (0, 0, 0, 0), (0, 0), (0, 0), 0, redeals, history, None,
+    ))  # fmt: skip
+    state = _new(State, (PLAY_PHASE, leader, pack_hands(hands), (), table))
     if rules.four_sevens or rules.four_eights:
         instant = _instant_win(rules, hands)
         if instant is not None:
@@ -342,7 +358,7 @@ def _begin_deal(
     if rules.redeal and redeal < MAX_REDEALS:
         asker = _next_redeal_seat(hands, leader, -1)
         if asker is not None:
-            return state._replace(phase=REDEAL_PHASE, to_move=asker)
+            return _evolve(state, phase=REDEAL_PHASE, to_move=asker)
     if rules.politaine == "before-play" or rules.melds:
         return _before_play(state)
     return state
@@ -354,14 +370,15 @@ def _union(hands: tuple[int, ...]) -> int:
 
 def _instant_win(rules: RuleSet, hands: tuple[int, ...]) -> tuple[int, str] | None:
     """Four 7s, then four 8s (four 7s beat four 8s in another hand)."""
-    for enabled, mask, reason in (
-        (rules.four_sevens, _SEVENS, "four-sevens"),
-        (rules.four_eights, _EIGHTS, "four-eights"),
-    ):
-        if enabled:
-            for seat in range(4):
-                if hands[seat] & mask == mask:
-                    return seat & 1, reason
+    h0, h1, h2, h3 = hands
+    if rules.four_sevens:
+        held = (h0 & _SEVENS, h1 & _SEVENS, h2 & _SEVENS, h3 & _SEVENS)
+        if _SEVENS in held:
+            return held.index(_SEVENS) & 1, "four-sevens"
+    if rules.four_eights:
+        held = (h0 & _EIGHTS, h1 & _EIGHTS, h2 & _EIGHTS, h3 & _EIGHTS)
+        if _EIGHTS in held:
+            return held.index(_EIGHTS) & 1, "four-eights"
     return None
 
 
@@ -376,12 +393,12 @@ def _next_redeal_seat(hands: tuple[int, ...], leader: int, after: int) -> int | 
 
 def _before_play(state: State) -> State:
     if state.rules.politaine == "before-play":
-        return state._replace(phase=POULES_PHASE, to_move=state.leader)
+        return _evolve(state, phase=POULES_PHASE, to_move=state.leader)
     return _turn(state, state.leader)
 
 
 def _turn(state: State, seat: int) -> State:
-    return state._replace(to_move=seat, phase=_turn_phase(state, seat, state.packed, state.won))
+    return _evolve(state, to_move=seat, phase=_turn_phase(state, seat, state.packed, state.won))
 
 
 def _turn_phase(state: State, seat: int, packed: int, won: tuple[int, int]) -> int:
@@ -470,8 +487,8 @@ def _play(state: State, action: int) -> State:
     if len(trick) < 4:
         # Mid-trick: only phase, to_move, packed hands and trick change (the first four fields).
         nxt = (seat + 1) & 3
-        phase = _turn_phase(state, nxt, packed, state.won) if state[4].melds else PLAY_PHASE
-        return _new(State, (phase, nxt, packed, trick, *state[4:]))
+        phase = _turn_phase(state, nxt, packed, state.won) if state[4][0].melds else PLAY_PHASE
+        return _new(State, (phase, nxt, packed, trick, state[4]))
     return _complete_trick(state, packed, trick)
 
 
@@ -488,12 +505,12 @@ def _announce(state: State, seat: int, action: int) -> State:
         said = (*said, Said(seat, number, "tap", card))
     elif action & SLIDE:
         said = (*said, Said(seat, number, "slide", card))
-    return state._replace(said=said, announced=announced)
+    return _evolve(state, said=said, announced=announced)
 
 
 def _complete_trick(state: State, packed: int, trick: tuple[int, ...]) -> State:
-    (_, _, _, _, rules, seed, deal, dealer, redeal, score, dealt, leader, tricks, taken, won, said,
-     _, run, announced, poules, bonus, melds, melded, redeals, history, result) = state  # fmt: skip
+    (rules, seed, deal, dealer, redeal, score, dealt, leader, tricks, taken, won, said, _, run,
+     announced, poules, bonus, melds, melded, redeals, history, result) = state[4]  # fmt: skip
     a, b, c, d = trick
     led = SUIT_MASKS[a >> 3]
     in_suit = ((1 << a) | (1 << b) | (1 << c) | (1 << d)) & led
@@ -518,15 +535,15 @@ def _complete_trick(state: State, packed: int, trick: tuple[int, ...]) -> State:
     low = card_thirds < 3 and (
         low_lead == "every-trick" or (low_lead == "first-trick" and len(tricks) == 1)
     )
-    state = _new(State, (
-        PLAY_PHASE, winner, packed, (), rules, seed, deal, dealer, redeal, score, dealt, winner,
-        tricks, taken, won, said, low, run, (), poules, bonus, melds, melded, redeals, history,
-        result,
+    table = _new(Table, (
+        rules, seed, deal, dealer, redeal, score, dealt, winner, tricks, taken, won, said, low, run,
+        (), poules, bonus, melds, melded, redeals, history, result,
     ))  # fmt: skip
+    state = _new(State, (PLAY_PHASE, winner, packed, (), table))
     if last:
         return _end_deal(state)
     if rules.melds:
-        return state._replace(phase=_turn_phase(state, winner, packed, won))
+        return _evolve(state, phase=_turn_phase(state, winner, packed, won))
     return state
 
 
@@ -623,7 +640,8 @@ def _record(state: State, score: tuple[int, ...], end: str | None) -> DealRecord
 
 
 def _over(state: State, record: DealRecord, result: Result) -> State:
-    return state._replace(
+    return _evolve(
+        state,
         phase=OVER,
         to_move=-1,
         history=(*state.history, record),
@@ -637,7 +655,7 @@ def _claim(state: State) -> State:
     seat = state.to_move
     team = seat & 1
     said = (*state.said, Said(seat, len(state.tricks) + 1, "claim", -1))
-    state = state._replace(said=said)
+    state = _evolve(state, said=said)
     counted = tuple(state.score[t] + state.taken[t] // 3 + state.melds[t] for t in (0, 1))
     winner = team if counted[team] >= state.rules.target else 1 - team
     return _over(state, _record(state, counted, "claim"), Result(winner, "claim", counted, None))
@@ -651,18 +669,18 @@ def _meld(state: State, meld: int) -> State:
     melded = state.melded | (1 << meld)
     said = (*state.said, Said(seat, len(state.tricks) + 1, "meld " + meld_name(meld), -1))
     phase = MELD_PHASE if available_melds(state.hands[seat], melded) else PLAY_PHASE
-    return state._replace(melds=melds, melded=melded, said=said, phase=phase)
+    return _evolve(state, melds=melds, melded=melded, said=said, phase=phase)
 
 
 def _poules(state: State, count: int) -> State:
     seat = state.to_move
     poules = (*state.poules[:seat], count, *state.poules[seat + 1 :])
     said = (*state.said, Said(seat, 0, f"poules {count}", -1))
-    state = state._replace(poules=poules, said=said)
+    state = _evolve(state, poules=poules, said=said)
     nxt = (seat + 1) & 3
     if nxt == state.leader:
         return _turn(state, state.leader)
-    return state._replace(to_move=nxt)
+    return _evolve(state, to_move=nxt)
 
 
 def _redeal(state: State) -> State:
@@ -683,10 +701,40 @@ def _keep(state: State) -> State:
     position = (state.to_move - state.leader) & 3
     asker = _next_redeal_seat(state.hands, state.leader, position)
     if asker is not None:
-        return state._replace(to_move=asker)
+        return _evolve(state, to_move=asker)
     return _before_play(state)
 
 
 def _add(pair: tuple[int, int], team: int, amount: int) -> tuple[int, int]:
     """``pair`` with ``amount`` added to one team's entry."""
     return (pair[0] + amount, pair[1]) if team == 0 else (pair[0], pair[1] + amount)
+
+
+_HOT = frozenset(("phase", "to_move", "packed", "trick"))
+
+
+def _evolve(state: State, **changes: object) -> State:
+    """``state`` with fields changed, whether they live in the state or in its table."""
+    phase, to_move, packed, trick, table = state
+    cold = {name: value for name, value in changes.items() if name not in _HOT}
+    if cold:
+        table = table._replace(**cold)
+    return _new(
+        State,
+        (
+            changes.get("phase", phase),
+            changes.get("to_move", to_move),
+            changes.get("packed", packed),
+            changes.get("trick", trick),
+            table,
+        ),
+    )
+
+
+def _table_field(index: int) -> property:
+    return property(lambda state: state[4][index], doc=f"``table.{Table._fields[index]}``")
+
+
+# Every field of the table reads as an attribute of the state: ``state.score``, ``state.tricks``.
+for _index, _name in enumerate(Table._fields):
+    setattr(State, _name, _table_field(_index))
