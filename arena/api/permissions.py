@@ -1,0 +1,23 @@
+"""Who may do what: everyone reads; signed-in users create; only a bot's owner changes it."""
+
+from __future__ import annotations
+
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+
+class IsOwnerOrReadOnly(BasePermission):
+    """Writes to a bot (new version, retire) only by its owner."""
+
+    message = "only the bot's owner can do this"
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        if request.method in SAFE_METHODS:
+            return True
+        owner_id = getattr(obj, "owner_id", None)
+        return owner_id is not None and owner_id == request.user.pk
+
+
+def is_owner(request, owner_id: int | None) -> bool:
+    """Whether the request's user owns the bot whose owner id is given (for owner-only fields)."""
+    user = getattr(request, "user", None)
+    return bool(user and user.is_authenticated and owner_id == user.pk)

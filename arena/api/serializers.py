@@ -1,0 +1,232 @@
+"""Input and output serializers. Outputs read what selectors prefetched; owner-only fields (logs,
+validation faults) are null for everyone else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from arena.api.permissions import is_owner
+from arena.models import Bot, BotVersion, Match, MatchSeat, Tournament
+from arena.selectors.bots import bot_latest_version
+from arena.selectors.tournaments import (
+    tournament_crosstable,
+    tournament_progress,
+    tournament_standings,
+)
+
+# --- inputs ---------------------------------------------------------------------------------------
+
+
+class BotCreateInput(serializers.Serializer):
+    name = serializers.CharField(max_length=64, help_text="letters, digits, '_', '.', '-'")
+    file = serializers.FileField(help_text="a .py or .js file, or a .zip with a bot.json manifest")
+
+
+class VersionCreateInput(serializers.Serializer):
+    file = serializers.FileField(help_text="a .py or .js file, or a .zip with a bot.json manifest")
+
+
+class TournamentCreateInput(serializers.Serializer):
+    name = serializers.CharField(max_length=120)
+    rules = serializers.DictField(
+        help_text='{"preset": "quatre-sept", ...options}: a preset and any options to change'
+    )
+    versions = serializers.ListField(child=serializers.IntegerField(), min_length=2)
+    pairs = serializers.IntegerField(
+        min_value=1, help_text="duplicate pairs per pairing (2 matches each)"
+    )
+
+
+# --- outputs --------------------------------------------------------------------------------------
+
+
+class VersionBriefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = BotVersion
+        fields = ["id", "number", "status"]
+
+
+class FaultSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class VersionSerializer(serializers.ModelSerializer):
+    """A version; ``fault`` and ``log`` (the validation's outcome) only for the bot's owner."""
+
+    bot = serializers.IntegerField(source="bot_id", read_only=True)
+    bot_name = serializers.CharField(source="bot.label", read_only=True)
+    sha256 = serializers.CharField(source="blob_id", read_only=True, allow_null=True)
+    fault = serializers.SerializerMethodField()
+    log = serializers.SerializerMethodField()
+
+    class Meta:
+        model = BotVersion
+        fields = [
+            "id", "bot", "bot_name", "number", "status", "runtime", "filename", "sha256",
+            "builtin", "validation_match", "created_at", "validated_at", "fault", "log",
+        ]
+
+    @extend_schema_field(FaultSerializer(allow_null=True))
+    def get_fault(self, version: BotVersion) -> dict[str, str] | None:
+        if not self._owner(version) or not (version.fault_kind or version.fault_detail):
+            return None
+        return {"kind": version.fault_kind, "detail": version.fault_detail}
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_log(self, version: BotVersion) -> str | None:
+        return version.validation_log if self._owner(version) else None
+
+    def _owner(self, version: BotVersion) -> bool:
+        return is_owner(self.context.get("request"), version.bot.owner_id)
+
+
+class BotSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    latest_version = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Bot
+        fields = ["id", "name", "owner", "builtin", "retired", "created_at", "latest_version"]
+
+    @extend_schema_field(VersionBriefSerializer(allow_null=True))
+    def get_latest_version(self, bot: Bot) -> dict[str, Any] | None:
+        version = bot_latest_version(bot=bot)
+        return VersionBriefSerializer(version).data if version else None
+
+
+class BotDetailSerializer(BotSerializer):
+    versions = VersionBriefSerializer(many=True, read_only=True)
+
+    class Meta(BotSerializer.Meta):
+        fields = [*BotSerializer.Meta.fields, "versions"]
+
+
+class SeatSerializer(serializers.ModelSerializer):
+    """A seat; ``log`` (the bot's stderr tail) only for the bot's owner."""
+
+    team = serializers.IntegerField(read_only=True)
+    version = serializers.IntegerField(source="version_id", read_only=True)
+    bot = serializers.CharField(source="version.bot.label", read_only=True)
+    number = serializers.IntegerField(source="version.number", read_only=True)
+    log = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MatchSeat
+        fields = ["seat", "team", "version", "bot", "number", "fault_kind", "fault_detail", "log"]
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_log(self, seat: MatchSeat) -> str | None:
+        owner = is_owner(self.context.get("request"), seat.version.bot.owner_id)
+        return seat.log if owner else None
+
+
+class MatchSerializer(serializers.ModelSerializer):
+    seats = SeatSerializer(many=True, read_only=True)
+    replay = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Match
+        fields = [
+            "id", "kind", "tournament", "pair", "swapped", "seed", "rules", "rules_key", "status",
+            "winner", "score", "reason", "failure", "attempts", "play_ms", "created_at",
+            "started_at", "finished_at", "seats", "replay",
+        ]
+
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_replay(self, match: Match) -> str | None:
+        if match.status != "finished":
+            return None
+        request = self.context.get("request")
+        path = f"/api/matches/{match.pk}/replay/"
+        return request.build_absolute_uri(path) if request else path
+
+
+class TournamentSerializer(serializers.ModelSerializer):
+    created_by = serializers.CharField(source="created_by.username", read_only=True)
+    total = serializers.SerializerMethodField()
+    done = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Tournament
+        fields = [
+            "id", "name", "status", "preset", "rules", "rules_key", "pairs", "seed", "created_by",
+            "schedule", "created_at", "finished_at", "total", "done",
+        ]
+
+    def _progress(self, tournament: Tournament) -> dict[str, int]:
+        cache = self.context.setdefault("_progress", {})
+        if tournament.pk not in cache:
+            cache[tournament.pk] = tournament_progress(tournament=tournament)
+        return cache[tournament.pk]
+
+    def get_total(self, tournament: Tournament) -> int:
+        return self._progress(tournament)["total"]
+
+    def get_done(self, tournament: Tournament) -> int:
+        return self._progress(tournament)["done"]
+
+
+class StandingSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    version = serializers.IntegerField()
+    bot = serializers.IntegerField()
+    label = serializers.CharField()
+    played = serializers.IntegerField()
+    points = serializers.FloatField(help_text="win 1, draw 0.5, loss 0 per match")
+    wins = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    draws = serializers.IntegerField()
+    faults = serializers.IntegerField(help_text="matches lost by this version's own fault")
+
+
+class CrossCellSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+    points = serializers.FloatField()
+    played = serializers.IntegerField()
+
+
+class CrossRowSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+    label = serializers.CharField()
+    results = serializers.ListField(child=CrossCellSerializer(allow_null=True))
+
+
+class TournamentDetailSerializer(TournamentSerializer):
+    versions = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+    standings = serializers.SerializerMethodField()
+    crosstable = serializers.SerializerMethodField()
+
+    class Meta(TournamentSerializer.Meta):
+        fields = [
+            *TournamentSerializer.Meta.fields, "versions", "progress", "standings", "crosstable",
+        ]
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_versions(self, tournament: Tournament) -> list[int]:
+        return list(tournament.entries.values_list("version_id", flat=True))
+
+    @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
+    def get_progress(self, tournament: Tournament) -> dict[str, int]:
+        return self._progress(tournament)
+
+    @extend_schema_field(StandingSerializer(many=True))
+    def get_standings(self, tournament: Tournament) -> list[dict[str, Any]]:
+        return tournament_standings(tournament=tournament)
+
+    @extend_schema_field(CrossRowSerializer(many=True))
+    def get_crosstable(self, tournament: Tournament) -> list[dict[str, Any]]:
+        return tournament_crosstable(tournament=tournament)
+
+
+class LeaderboardRowSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+    bot = serializers.CharField()
+    owner = serializers.CharField()
+    number = serializers.IntegerField()
+    elo = serializers.FloatField(allow_null=True)
+    matches = serializers.IntegerField()

@@ -1,0 +1,186 @@
+"""API views: parse input, call one service or selector, serialize. No row is written here."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticatedOrReadOnly
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from arena.api import serializers as out
+from arena.api.filters import BotFilter, MatchFilter, TournamentFilter, VersionFilter
+from arena.api.pagination import ArenaPagination
+from arena.api.permissions import IsOwnerOrReadOnly
+from arena.api.throttles import UploadThrottle
+from arena.errors import ArenaError
+from arena.selectors.bots import bot_list, version_list
+from arena.selectors.leaderboard import leaderboard
+from arena.selectors.matches import match_list, match_replay
+from arena.selectors.tournaments import tournament_list
+from arena.services.bots import bot_create, bot_retire, bot_version_create
+from arena.services.tournaments import tournament_create
+from sandbox.package import MAX_PACKAGE_BYTES
+
+
+def _bad_request(error: ArenaError) -> serializers.ValidationError:
+    return serializers.ValidationError({error.field or "non_field_errors": [error.message]})
+
+
+def _read_upload(upload) -> tuple[str, bytes]:
+    """The uploaded file's name and bytes (one byte over the cap at most, so the package check
+    reports the size)."""
+    return upload.name or "", upload.read(MAX_PACKAGE_BYTES + 1)
+
+
+class BotViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Bots: everyone reads; a signed-in user uploads; the owner adds versions and retires."""
+
+    queryset = bot_list()
+    pagination_class = ArenaPagination
+    filterset_class = BotFilter
+    permission_classes = [IsAuthenticatedOrReadOnly, IsOwnerOrReadOnly]
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    def get_serializer_class(self):
+        return out.BotDetailSerializer if self.action == "retrieve" else out.BotSerializer
+
+    def get_throttles(self):
+        if self.request.method == "POST" and self.action in ("create", "versions"):
+            return [UploadThrottle()]
+        return super().get_throttles()
+
+    @extend_schema(request=out.BotCreateInput, responses={201: out.BotSerializer})
+    def create(self, request: Request, *args, **kwargs) -> Response:
+        """Upload a new bot (multipart ``name``, ``file``): version 1, queued for validation."""
+        data = out.BotCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        filename, content = _read_upload(data.validated_data["file"])
+        try:
+            bot = bot_create(
+                owner=request.user, name=data.validated_data["name"], filename=filename,
+                data=content,
+            )
+        except ArenaError as error:
+            raise _bad_request(error) from None
+        bot = bot_list().get(pk=bot.pk)
+        body = out.BotSerializer(bot, context=self.get_serializer_context()).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        methods=["POST"], request=out.VersionCreateInput, responses={201: out.VersionSerializer}
+    )
+    @extend_schema(methods=["GET"], responses=out.VersionSerializer(many=True))
+    @action(detail=True, methods=["get", "post"])
+    def versions(self, request: Request, pk: str | None = None) -> Response:
+        """GET: the bot's versions. POST (owner, multipart ``file``): a new version."""
+        bot = self.get_object()
+        if request.method == "GET":
+            versions = version_list().filter(bot=bot).order_by("number")
+            page = self.paginate_queryset(versions)
+            body = out.VersionSerializer(page, many=True, context=self.get_serializer_context())
+            return self.get_paginated_response(body.data)
+        data = out.VersionCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        filename, content = _read_upload(data.validated_data["file"])
+        try:
+            version = bot_version_create(bot=bot, filename=filename, data=content)
+        except ArenaError as error:
+            raise _bad_request(error) from None
+        version = version_list().get(pk=version.pk)
+        body = out.VersionSerializer(version, context=self.get_serializer_context()).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=out.BotSerializer)
+    @action(detail=True, methods=["post"])
+    def retire(self, request: Request, pk: str | None = None) -> Response:
+        """The owner retires the bot: it enters no new round-robin; results stay."""
+        bot = bot_retire(bot=self.get_object())
+        bot = bot_list().get(pk=bot.pk)
+        return Response(out.BotSerializer(bot, context=self.get_serializer_context()).data)
+
+
+class VersionViewSet(viewsets.ReadOnlyModelViewSet):
+    """Versions: status for everyone; the validation fault and log for the owner."""
+
+    queryset = version_list().order_by("id")
+    serializer_class = out.VersionSerializer
+    pagination_class = ArenaPagination
+    filterset_class = VersionFilter
+
+
+class TournamentViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Round-robins: any signed-in user schedules one; everyone follows progress and standings."""
+
+    queryset = tournament_list()
+    pagination_class = ArenaPagination
+    filterset_class = TournamentFilter
+
+    def get_serializer_class(self):
+        if self.action == "retrieve":
+            return out.TournamentDetailSerializer
+        return out.TournamentSerializer
+
+    @extend_schema(
+        request=out.TournamentCreateInput, responses={201: out.TournamentDetailSerializer}
+    )
+    def create(self, request: Request, *args, **kwargs) -> Response:
+        """Schedule a round-robin: ``{name, rules: {preset, ...}, versions: [ids], pairs}``."""
+        data = out.TournamentCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            tournament = tournament_create(
+                created_by=request.user, name=values["name"], rules=values["rules"],
+                version_ids=values["versions"], pairs=values["pairs"],
+            )
+        except ArenaError as error:
+            raise _bad_request(error) from None
+        tournament = tournament_list().get(pk=tournament.pk)
+        body = out.TournamentDetailSerializer(tournament, context=self.get_serializer_context())
+        return Response(body.data, status=status.HTTP_201_CREATED)
+
+
+class MatchViewSet(viewsets.ReadOnlyModelViewSet):
+    """Matches: filter with ``?tournament=&version=&status=``; the replay as JSON."""
+
+    queryset = match_list()
+    serializer_class = out.MatchSerializer
+    pagination_class = ArenaPagination
+    filterset_class = MatchFilter
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["get"])
+    def replay(self, request: Request, pk: str | None = None) -> Response:
+        """The match's replay, format 1 (404 until the match has finished)."""
+        match = self.get_object()
+        replay = match_replay(match=match)
+        if replay is None:
+            raise Http404("this match has no replay (yet)")
+        return Response(replay)
+
+
+class LeaderboardView(APIView):
+    """The leaderboard of one preset (``?preset=quatre-sept`` by default)."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("preset", str, default="quatre-sept")],
+        responses=out.LeaderboardRowSerializer(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        preset = request.query_params.get("preset", "quatre-sept")
+        rows = leaderboard(preset=preset)
+        paginator = ArenaPagination()
+        page = paginator.paginate_queryset(rows, request, view=self)
+        return paginator.get_paginated_response(out.LeaderboardRowSerializer(page, many=True).data)

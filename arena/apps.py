@@ -1,0 +1,20 @@
+"""Django app config for the arena. After every ``migrate`` (and test-database flush) the built-in
+bots are ensured, so a new built-in of the engine appears without a new migration."""
+
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _ensure_builtins(sender, **kwargs) -> None:
+    from arena.services.bots import builtin_bots_ensure
+
+    builtin_bots_ensure()
+
+
+class ArenaConfig(AppConfig):
+    name = "arena"
+    default_auto_field = "django.db.models.BigAutoField"
+    verbose_name = "Quatre Sept Arena"
+
+    def ready(self) -> None:
+        post_migrate.connect(_ensure_builtins, sender=self, dispatch_uid="arena-builtins")

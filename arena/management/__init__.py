@@ -1,0 +1,1 @@
+"""Management commands: ``play`` (no database), ``seed_demo``, ``requeue_failed``."""

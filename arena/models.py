@@ -1,0 +1,288 @@
+"""The arena's rows: bots and their immutable versions, package blobs, round-robins, matches and
+their seats and replays, and repeating schedules.
+
+Rows are written only by ``arena.services``; read through ``arena.selectors``. Status fields are
+state machines (``TextChoices``) whose transitions are services. Must not import ``arena.services``,
+``arena.selectors``, the API or the tasks.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+#: Largest package blob, in bytes (the sandbox's own cap on an upload is below it).
+MAX_BLOB_BYTES = 8 * 1024 * 1024
+
+
+class PackageBlob(models.Model):
+    """An uploaded package's bytes, keyed by their sha256: stored once, read by workers anywhere.
+
+    Invariant: ``sha256`` is the hash of ``data``; ``size == len(data) <= MAX_BLOB_BYTES``.
+    """
+
+    sha256 = models.CharField(max_length=64, primary_key=True)
+    size = models.PositiveIntegerField()
+    data = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(size__lte=MAX_BLOB_BYTES), name="blob_size_capped"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sha256[:12]} ({self.size} bytes)"
+
+
+class Bot(models.Model):
+    """A named bot of one owner; its code lives in versions. ``builtin`` names a built-in bot of the
+    engine (owned by the system user), empty for uploaded bots."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bots"
+    )
+    name = models.CharField(max_length=64)
+    builtin = models.CharField(max_length=32, blank=True, default="")
+    retired = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="bot_name_unique_per_owner"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.owner.username}/{self.name}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.owner.username}/{self.name}"
+
+
+class VersionStatus(models.TextChoices):
+    """pending → validating → ready | failed."""
+
+    PENDING = "pending"
+    VALIDATING = "validating"
+    READY = "ready"
+    FAILED = "failed"
+
+
+class BotVersion(models.Model):
+    """One immutable version of a bot: the package (by hash) or a built-in's name, never both.
+
+    Invariant (checked by the database): an uploaded version has a blob and no ``builtin``; a
+    built-in version has ``builtin`` and no blob. Only built-in versions run unconfined.
+    """
+
+    bot = models.ForeignKey(Bot, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField()
+    blob = models.ForeignKey(
+        PackageBlob, on_delete=models.PROTECT, null=True, blank=True, related_name="versions"
+    )
+    builtin = models.CharField(max_length=32, blank=True, default="")
+    filename = models.CharField(max_length=255, blank=True, default="")
+    runtime = models.CharField(max_length=16, blank=True, default="")
+    status = models.CharField(
+        max_length=12, choices=VersionStatus.choices, default=VersionStatus.PENDING
+    )
+    fault_kind = models.CharField(max_length=16, blank=True, default="")
+    fault_detail = models.TextField(blank=True, default="")
+    validation_log = models.TextField(blank=True, default="")
+    validation_match = models.ForeignKey(
+        "Match", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    validated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["bot", "number"], name="version_number_unique"),
+            models.CheckConstraint(
+                condition=(Q(builtin="") & Q(blob__isnull=False))
+                | (~Q(builtin="") & Q(blob__isnull=True)),
+                name="version_is_blob_xor_builtin",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bot.label} v{self.number}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.bot.label} v{self.number}"
+
+
+class TournamentStatus(models.TextChoices):
+    """running → finished (→ running again if a failed match is re-queued)."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+
+
+class Tournament(models.Model):
+    """A round-robin: every pair of its pinned versions plays ``pairs`` duplicate pairs.
+
+    ``rules`` is the full rule set (protocol ``rules`` object); ``rules_key`` names its rating
+    board: the preset, plus the changed options when there are any.
+    """
+
+    name = models.CharField(max_length=120)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="tournaments"
+    )
+    preset = models.CharField(max_length=32)
+    rules = models.JSONField()
+    rules_key = models.CharField(max_length=255)
+    pairs = models.PositiveIntegerField()
+    seed = models.BigIntegerField()
+    status = models.CharField(
+        max_length=12, choices=TournamentStatus.choices, default=TournamentStatus.RUNNING
+    )
+    versions = models.ManyToManyField(BotVersion, through="Entry", related_name="tournaments")
+    schedule = models.ForeignKey(
+        "Schedule", on_delete=models.SET_NULL, null=True, blank=True, related_name="tournaments"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Entry(models.Model):
+    """A version pinned into a tournament when it was scheduled."""
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entries")
+    version = models.ForeignKey(BotVersion, on_delete=models.PROTECT, related_name="entries")
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["tournament", "version"], name="entry_unique"),
+        ]
+
+
+class MatchKind(models.TextChoices):
+    TOURNAMENT = "tournament"
+    VALIDATION = "validation"
+
+
+class MatchStatus(models.TextChoices):
+    """queued → running → finished | failed; running → running (played again after a lost
+    worker); failed → queued (re-queued by an operator)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+
+
+class Match(models.Model):
+    """One match: four seats (``MatchSeat`` rows), a seed, a rule set; its result once finished.
+
+    ``winner`` is the winning team (0: seats 0 and 2, 1: seats 1 and 3), null for a draw.
+    ``failure`` says why the platform could not play it (status ``failed``); a bot's fault is a
+    result, not a failure.
+    """
+
+    kind = models.CharField(max_length=12, choices=MatchKind.choices)
+    tournament = models.ForeignKey(
+        Tournament, on_delete=models.CASCADE, null=True, blank=True, related_name="matches"
+    )
+    pair = models.PositiveIntegerField(default=0)
+    swapped = models.BooleanField(default=False)
+    seed = models.BigIntegerField()
+    rules = models.JSONField()
+    rules_key = models.CharField(max_length=255)
+    status = models.CharField(
+        max_length=12, choices=MatchStatus.choices, default=MatchStatus.QUEUED, db_index=True
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    winner = models.SmallIntegerField(null=True, blank=True)
+    score = models.JSONField(null=True, blank=True)
+    reason = models.CharField(max_length=32, blank=True, default="")
+    failure = models.TextField(blank=True, default="")
+    play_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["tournament", "status"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind="validation") | Q(tournament__isnull=False),
+                name="tournament_match_has_tournament",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"match {self.pk}"
+
+    @property
+    def match_id(self) -> str:
+        """The id bots and replays see."""
+        return f"m-{self.pk}"
+
+
+class MatchSeat(models.Model):
+    """Who sat where. ``fault_*`` is set on the seat whose fault ended the match; ``log`` keeps
+    that bot's stderr tail for its owner only."""
+
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="seats")
+    seat = models.PositiveSmallIntegerField()
+    version = models.ForeignKey(BotVersion, on_delete=models.PROTECT, related_name="seats")
+    fault_kind = models.CharField(max_length=16, blank=True, default="")
+    fault_detail = models.TextField(blank=True, default="")
+    log = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["match_id", "seat"]
+        constraints = [
+            models.UniqueConstraint(fields=["match", "seat"], name="seat_unique"),
+            models.CheckConstraint(condition=Q(seat__lte=3), name="seat_0_to_3"),
+        ]
+
+    @property
+    def team(self) -> int:
+        return self.seat % 2
+
+
+class Replay(models.Model):
+    """A finished match's replay (format 1), zlib-compressed JSON."""
+
+    match = models.OneToOneField(Match, on_delete=models.CASCADE, primary_key=True)
+    data = models.BinaryField()
+    size = models.PositiveIntegerField()
+
+
+class Schedule(models.Model):
+    """A round-robin that repeats: every ``every_hours`` over the latest ready version of every
+    active bot (or every ready version when ``latest_only`` is off), with these rules."""
+
+    name = models.CharField(max_length=120, unique=True)
+    rules = models.JSONField()
+    pairs = models.PositiveIntegerField(default=2)
+    every_hours = models.PositiveIntegerField(default=24)
+    latest_only = models.BooleanField(default=True)
+    max_versions = models.PositiveIntegerField(default=32)
+    enabled = models.BooleanField(default=True)
+    next_run_at = models.DateTimeField()
+    last_run_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.name

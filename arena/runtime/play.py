@@ -1,0 +1,54 @@
+"""Play one match with real bot processes: start four seats, let the referee play, close them.
+
+Must not import Django.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from arena.runtime.seats import FaultedSeat, SessionSeat
+from arena.runtime.specs import BotSpec, start_seat
+from engine import Clock, MatchOutcome, Player, RuleSet, play_match
+
+
+@dataclass
+class PlayedMatch:
+    """The referee's outcome, each seat's stderr tail, and the wall time of starting and playing."""
+
+    outcome: MatchOutcome
+    tails: dict[int, str] = field(default_factory=dict)
+    play_ms: int = 0
+
+
+def play_seats(
+    rules: RuleSet,
+    specs: Sequence[BotSpec],
+    *,
+    seed: int,
+    match_id: str,
+    players: Sequence[Player],
+    clock: Clock | None = None,
+    backend: str = "bwrap",
+) -> PlayedMatch:
+    """Play a whole match; every process started here has ended when this returns or raises."""
+    if len(specs) != 4:
+        raise ValueError("a match needs four bots")
+    clock = clock or Clock()
+    started = time.perf_counter()
+    seats: list[SessionSeat | FaultedSeat] = []
+    try:
+        for spec in specs:
+            seats.append(start_seat(spec, clock, backend))
+    except BaseException:
+        for seat in seats:
+            seat.close()
+        raise
+    outcome = play_match(rules, seats, seed=seed, match_id=match_id, players=players, clock=clock)
+    play_ms = round((time.perf_counter() - started) * 1000)
+    tails = {i: seat.stderr_tail for i, seat in enumerate(seats)}
+    for seat, log in outcome.logs.items():
+        tails[seat] = log or tails.get(seat, "")
+    return PlayedMatch(outcome=outcome, tails=tails, play_ms=play_ms)

@@ -1,0 +1,92 @@
+"""Who plays a seat and how it is started: a built-in bot in the trusted runner, or an uploaded
+package in a confined runner (bwrap or docker). An uploaded bot can never reach the trusted runner:
+``BotSpec.builtin`` starts only ``python -m engine.bots NAME`` for a name of ``BUILTIN_BOTS``, and
+an upload is an ``InstalledBot`` that only confined runners accept. Must not import Django.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.runtime.seats import FaultedSeat, SessionSeat
+from engine import Clock, SeatFault
+from engine.bots import BUILTIN_BOTS
+from sandbox import (
+    Clock as SandboxClock,
+)
+from sandbox import (
+    InstalledBot,
+    Runner,
+    TrustedProgram,
+    TrustedRunner,
+    confined_runner,
+    open_session,
+)
+from sandbox.runners.runtimes import RuntimeNotFound
+
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """One seat's bot. Invariant: exactly one of ``builtin`` (a name of ``BUILTIN_BOTS``) and
+    ``installed`` is set."""
+
+    label: str
+    builtin: str = ""
+    installed: InstalledBot | None = None
+
+    def __post_init__(self) -> None:
+        if bool(self.builtin) == (self.installed is not None):
+            raise ValueError("a bot is either a built-in or an installed upload")
+        if self.builtin and self.builtin not in BUILTIN_BOTS:
+            raise ValueError(
+                f"unknown built-in bot {self.builtin!r}; "
+                f"built-ins: {', '.join(sorted(BUILTIN_BOTS))}"
+            )
+
+    @classmethod
+    def for_builtin(cls, name: str, label: str | None = None) -> BotSpec:
+        return cls(label=label or f"builtin:{name}", builtin=name)
+
+    @classmethod
+    def for_upload(cls, installed: InstalledBot, label: str) -> BotSpec:
+        return cls(label=label, installed=installed)
+
+
+def start_seat(spec: BotSpec, clock: Clock, backend: str) -> SessionSeat | FaultedSeat:
+    """Start the bot's process and wrap it as a referee seat. A bot whose runtime is missing here
+    becomes a seat that faults (``crash``); any other start failure is the platform's and raises."""
+    sandbox_clock = SandboxClock(clock.hello_ms, clock.move_ms, clock.bank_ms)
+    if spec.builtin:
+        program = TrustedProgram(
+            (sys.executable, "-m", "engine.bots", spec.builtin),
+            cwd=_PROJECT_ROOT,
+            env=_trusted_env(),
+        )
+        return SessionSeat(open_session(_trusted_runner(), program, sandbox_clock))
+    try:
+        session = open_session(_confined_runner(backend), spec.installed, sandbox_clock)
+    except RuntimeNotFound as error:
+        return FaultedSeat(SeatFault("crash", f"the bot could not start: {error}"))
+    return SessionSeat(session)
+
+
+def _trusted_env() -> dict[str, str]:
+    env = {key: os.environ[key] for key in ("PATH", "LANG") if key in os.environ}
+    env["PYTHONPATH"] = str(_PROJECT_ROOT)
+    return env
+
+
+@functools.cache
+def _trusted_runner() -> Runner:
+    return TrustedRunner()
+
+
+@functools.cache
+def _confined_runner(backend: str) -> Runner:
+    return confined_runner(backend)

@@ -1,0 +1,173 @@
+"""A match's transitions: queued → running (→ running again after a lost worker) → finished |
+failed, and failed → queued. Each locks the row and returns early when the transition is already
+done, so a task delivered twice writes once."""
+
+from __future__ import annotations
+
+import json
+import logging
+import zlib
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from arena.models import Match, MatchKind, MatchSeat, MatchStatus, Replay
+from arena.runtime.play import PlayedMatch
+from arena.services.queue import queue_matches
+from arena.services.ratings import ratings_request_refit
+from arena.services.tournaments import tournament_finish_if_done, tournament_reopen
+from arena.services.versions import (
+    version_validation_begin,
+    version_validation_end,
+    version_validation_reset,
+)
+
+log = logging.getLogger(__name__)
+
+#: stderr kept per seat of a match without a fault there; a faulted seat keeps the whole tail.
+QUIET_LOG_BYTES = 4096
+
+
+def match_start(*, match_id: int) -> Match | None:
+    """queued | running → running, counting the attempt; None if the match is finished or failed
+    (nothing to play). Running again is allowed: its worker was lost and the broker redelivered."""
+    with transaction.atomic():
+        match = Match.objects.select_for_update().filter(pk=match_id).first()
+        if match is None or match.status not in (MatchStatus.QUEUED, MatchStatus.RUNNING):
+            return None
+        match.status = MatchStatus.RUNNING
+        match.attempts += 1
+        match.started_at = timezone.now()
+        match.save(update_fields=["status", "attempts", "started_at"])
+        if match.kind == MatchKind.VALIDATION:
+            version_validation_begin(version=_validated_seat(match).version)
+    return match
+
+
+def match_record_result(*, match_id: int, played: PlayedMatch) -> bool:
+    """running → finished: in one transaction the result, each seat's fault and log, the compressed
+    replay, the validated version's verdict and the tournament's progress; rating work is asked for
+    after commit. False (and nothing written) unless the match is running."""
+    outcome = played.outcome
+    result = outcome.result
+    fault = result.get("fault")
+    with transaction.atomic():
+        match = Match.objects.select_for_update().filter(pk=match_id).first()
+        if match is None or match.status != MatchStatus.RUNNING:
+            return False
+        seats = {s.seat: s for s in match.seats.select_related("version")}
+        for number, seat in seats.items():
+            tail = played.tails.get(number, "")
+            if fault and fault["seat"] == number:
+                seat.fault_kind, seat.fault_detail = fault["kind"], fault["detail"]
+                seat.log = tail
+            else:
+                seat.log = tail[-QUIET_LOG_BYTES:]
+        MatchSeat.objects.bulk_update(seats.values(), ["fault_kind", "fault_detail", "log"])
+        raw = json.dumps(outcome.replay, separators=(",", ":")).encode()
+        Replay.objects.update_or_create(
+            match=match, defaults={"data": zlib.compress(raw, 6), "size": len(raw)}
+        )
+        match.status = MatchStatus.FINISHED
+        match.winner = result["winner"]
+        match.score = result["score"]
+        match.reason = result["reason"]
+        match.failure = ""
+        match.play_ms = played.play_ms
+        match.finished_at = timezone.now()
+        match.save(update_fields=[
+            "status", "winner", "score", "reason", "failure", "play_ms", "finished_at",
+        ])
+        if match.kind == MatchKind.VALIDATION:
+            _end_validation(match, seats, fault, played.tails)
+        else:
+            tournament_finish_if_done(tournament_id=match.tournament_id)
+            preset, key = match.rules["preset"], match.rules_key
+            transaction.on_commit(lambda: ratings_request_refit(preset=preset, rules_key=key))
+    return True
+
+
+def match_fail(*, match_id: int, reason: str) -> bool:
+    """queued | running → failed with ``reason`` (the platform could not play it); a validation
+    match fails its version. False if the match was already finished or failed."""
+    with transaction.atomic():
+        match = Match.objects.select_for_update().filter(pk=match_id).first()
+        if match is None or match.status not in (MatchStatus.QUEUED, MatchStatus.RUNNING):
+            return False
+        match.status = MatchStatus.FAILED
+        match.failure = reason[:4000]
+        match.finished_at = timezone.now()
+        match.save(update_fields=["status", "failure", "finished_at"])
+        if match.kind == MatchKind.VALIDATION:
+            version_validation_end(
+                version=_validated_seat(match).version,
+                fault_detail=f"the validation match could not be played: {reason}",
+            )
+        else:
+            tournament_finish_if_done(tournament_id=match.tournament_id)
+    log.warning("match %s failed: %s", match_id, reason)
+    return True
+
+
+def match_requeue(*, match_id: int) -> bool:
+    """failed → queued, and its task sent after commit; the tournament runs again and a validated
+    version goes back to pending. False if the match had not failed."""
+    with transaction.atomic():
+        match = Match.objects.select_for_update().filter(pk=match_id).first()
+        if match is None or match.status != MatchStatus.FAILED:
+            return False
+        match.status = MatchStatus.QUEUED
+        match.failure = ""
+        match.started_at = match.finished_at = None
+        match.save(update_fields=["status", "failure", "started_at", "finished_at"])
+        if match.kind == MatchKind.VALIDATION:
+            version_validation_reset(version=_validated_seat(match).version)
+        else:
+            tournament_reopen(tournament_id=match.tournament_id)
+        queue_matches(match_ids=[match.pk])
+    return True
+
+
+def matches_sweep_stuck(*, now: datetime | None = None) -> list[int]:
+    """Fail every match running for longer than ``ARENA_STUCK_AFTER`` seconds, with the reason;
+    returns their ids. They can be re-queued (``match_requeue``)."""
+    now = now or timezone.now()
+    limit = settings.ARENA_STUCK_AFTER
+    cutoff = now - timedelta(seconds=limit)
+    stuck = Match.objects.filter(status=MatchStatus.RUNNING, started_at__lt=cutoff)
+    failed = []
+    for match in stuck.only("pk", "started_at"):
+        reason = (
+            f"stuck: running since {match.started_at:%Y-%m-%d %H:%M:%S} UTC, more than {limit} s "
+            "(its worker was probably lost); re-queue it to play it again"
+        )
+        if match_fail(match_id=match.pk, reason=reason):
+            failed.append(match.pk)
+    return failed
+
+
+def _validated_seat(match: Match) -> MatchSeat:
+    """Seat 0 of a validation match holds the version under validation."""
+    return match.seats.select_related("version").get(seat=0)
+
+
+def _end_validation(
+    match: Match, seats: dict[int, MatchSeat], fault: dict | None, tails: dict[int, str]
+) -> None:
+    version = seats[0].version
+    if fault is None:
+        version_validation_end(version=version, log=tails.get(0, "")[-QUIET_LOG_BYTES:])
+    elif fault["seat"] % 2 == 0:
+        version_validation_end(
+            version=version, fault_kind=fault["kind"],
+            fault_detail=f"seat {fault['seat']}: {fault['detail']}",
+            log=tails.get(fault["seat"], ""),
+        )
+    else:
+        version_validation_end(
+            version=version, fault_kind="",
+            fault_detail=f"the built-in opponent failed ({fault['kind']}: {fault['detail']}); "
+            "this is the platform's fault: upload the version again or ask the operator",
+        )

@@ -1,0 +1,74 @@
+"""Playing a match row on this worker: start it, fetch and unpack its bots, let the referee play
+with four sandboxed seats, record the result. Uploaded versions always run confined
+(``ARENA_SANDBOX``); built-in versions run trusted."""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+
+from arena.models import BotVersion, Match, PackageBlob
+from arena.runtime.cache import cached_install
+from arena.runtime.play import play_seats
+from arena.runtime.specs import BotSpec
+from arena.services.matches import match_fail, match_record_result, match_start
+from engine import Player, rules_from_dict
+
+log = logging.getLogger(__name__)
+
+
+def match_play(*, match_id: int) -> bool:
+    """Play match ``match_id`` if it is queued (or running after a lost worker) and record it.
+    True if this call recorded the result; False if there was nothing to do or it failed."""
+    match = match_start(match_id=match_id)
+    if match is None:
+        return False
+    try:
+        specs, players = match_bots(match=match)
+        played = play_seats(
+            rules_from_dict(match.rules),
+            specs,
+            seed=match.seed,
+            match_id=match.match_id,
+            players=players,
+            backend=settings.ARENA_SANDBOX,
+        )
+    except Exception as error:
+        log.exception("match %s could not be played", match_id)
+        match_fail(
+            match_id=match_id,
+            reason=f"the platform could not play it: {type(error).__name__}: {error}",
+        )
+        return False
+    return match_record_result(match_id=match_id, played=played)
+
+
+def match_bots(*, match: Match) -> tuple[list[BotSpec], list[Player]]:
+    """The four seats' bot specs (uploaded ones unpacked into this host's cache) and players."""
+    seats = list(match.seats.select_related("version__bot__owner").order_by("seat"))
+    specs: dict[int, BotSpec] = {}
+    for seat in seats:
+        version = seat.version
+        if version.pk not in specs:
+            specs[version.pk] = version_spec(version=version)
+    return (
+        [specs[s.version.pk] for s in seats],
+        [Player(s.version.bot.label, s.version.number) for s in seats],
+    )
+
+
+def version_spec(*, version: BotVersion) -> BotSpec:
+    """How to start ``version``: a built-in (system-owned, no blob) in the trusted runner, or its
+    package from the database, unpacked once per host, in a confined runner."""
+    label = version.label
+    if version.builtin:
+        if version.blob_id is not None or version.bot.owner.username != settings.ARENA_SYSTEM_USER:
+            raise PermissionError(f"{label} claims to be built-in but is not the system's")
+        return BotSpec.for_builtin(version.builtin, label)
+
+    def load() -> bytes:
+        return bytes(PackageBlob.objects.values_list("data", flat=True).get(pk=version.blob_id))
+
+    installed = cached_install(settings.ARENA_BOT_CACHE, version.blob_id, version.filename, load)
+    return BotSpec.for_upload(installed, label)

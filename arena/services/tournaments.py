@@ -1,0 +1,151 @@
+"""Services for round-robins: create one (every match up front, in one transaction, then one task
+each) and its status transitions running → finished → running."""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from collections.abc import Sequence
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from arena.errors import ArenaError
+from arena.models import (
+    BotVersion,
+    Entry,
+    Match,
+    MatchKind,
+    MatchSeat,
+    MatchStatus,
+    Schedule,
+    Tournament,
+    TournamentStatus,
+    VersionStatus,
+)
+from arena.rulesets import parse_rules, rules_key
+from arena.services.queue import queue_matches
+from engine import RulesError
+
+MAX_VERSIONS = 64
+MAX_PAIRS = 100
+MAX_MATCHES = 20_000
+
+
+def tournament_create(
+    *,
+    created_by: AbstractBaseUser,
+    name: str,
+    rules: dict,
+    version_ids: Sequence[int],
+    pairs: int,
+    seed: int | None = None,
+    schedule: Schedule | None = None,
+) -> Tournament:
+    """A running round-robin: for each of ``pairs`` duplicate pairs and each pairing of versions A,
+    B, two matches with the same seed (A on seats 0 and 2, then B there). Versions are pinned now;
+    all rows are created in one transaction and the tasks queued after it commits.
+
+    Seeds: pair ``k`` uses ``seed + k`` for every pairing. ``ArenaError`` for bad input.
+    """
+    name = (name or "").strip()
+    if not name or len(name) > 120:
+        raise ArenaError("give the round-robin a name of 1-120 characters", field="name")
+    try:
+        ruleset = parse_rules(rules)
+    except RulesError as error:
+        raise ArenaError(str(error), field="rules") from None
+    if not isinstance(pairs, int) or isinstance(pairs, bool) or not 1 <= pairs <= MAX_PAIRS:
+        raise ArenaError(f"pairs must be an integer from 1 to {MAX_PAIRS}", field="pairs")
+    versions = _ready_versions(version_ids)
+    total = len(versions) * (len(versions) - 1) * pairs
+    if total > MAX_MATCHES:
+        raise ArenaError(
+            f"that is {total} matches; at most {MAX_MATCHES} per round-robin: fewer versions or "
+            "fewer pairs",
+            field="pairs",
+        )
+    if seed is None:
+        seed = secrets.randbits(31)
+    key = rules_key(ruleset)
+    with transaction.atomic():
+        tournament = Tournament.objects.create(
+            name=name, created_by=created_by, preset=ruleset.preset, rules=ruleset.to_dict(),
+            rules_key=key, pairs=pairs, seed=seed, schedule=schedule,
+        )
+        Entry.objects.bulk_create(Entry(tournament=tournament, version=v) for v in versions)
+        plan = [
+            (k, swapped, a, b)
+            for k in range(pairs)
+            for a, b in itertools.combinations(versions, 2)
+            for swapped in (False, True)
+        ]
+        matches = Match.objects.bulk_create(
+            Match(
+                kind=MatchKind.TOURNAMENT, tournament=tournament, pair=k, swapped=swapped,
+                seed=seed + k, rules=tournament.rules, rules_key=key,
+            )
+            for k, swapped, _, _ in plan
+        )
+        seats = []
+        for match, (_, swapped, a, b) in zip(matches, plan, strict=True):
+            first, second = (b, a) if swapped else (a, b)
+            seats += [
+                MatchSeat(match=match, seat=s, version=first if s % 2 == 0 else second)
+                for s in range(4)
+            ]
+        MatchSeat.objects.bulk_create(seats)
+        queue_matches(match_ids=[m.pk for m in matches])
+    return tournament
+
+
+def tournament_finish_if_done(*, tournament_id: int) -> bool:
+    """running → finished once no match is queued or running. Locks the tournament row, so the
+    last two matches finishing together cannot both miss it. True if it finished now."""
+    tournament = Tournament.objects.select_for_update().get(pk=tournament_id)
+    if tournament.status != TournamentStatus.RUNNING:
+        return False
+    open_matches = tournament.matches.filter(
+        status__in=[MatchStatus.QUEUED, MatchStatus.RUNNING]
+    ).exists()
+    if open_matches:
+        return False
+    tournament.status = TournamentStatus.FINISHED
+    tournament.finished_at = timezone.now()
+    tournament.save(update_fields=["status", "finished_at"])
+    return True
+
+
+def tournament_reopen(*, tournament_id: int) -> bool:
+    """finished → running, when one of its matches is re-queued. True if it changed."""
+    updated = Tournament.objects.filter(
+        pk=tournament_id, status=TournamentStatus.FINISHED
+    ).update(status=TournamentStatus.RUNNING, finished_at=None)
+    return bool(updated)
+
+
+def _ready_versions(version_ids: Sequence[int]) -> list[BotVersion]:
+    try:
+        ids = [int(v) for v in version_ids]
+    except (TypeError, ValueError):
+        raise ArenaError("versions must be a list of version ids", field="versions") from None
+    if len(set(ids)) != len(ids):
+        raise ArenaError("a version may appear only once", field="versions")
+    if not 2 <= len(ids) <= MAX_VERSIONS:
+        raise ArenaError(f"a round-robin needs 2 to {MAX_VERSIONS} versions", field="versions")
+    found = {v.pk: v for v in BotVersion.objects.select_related("bot__owner").filter(pk__in=ids)}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise ArenaError(f"no such versions: {missing}", field="versions")
+    not_ready = [found[i] for i in ids if found[i].status != VersionStatus.READY]
+    if not_ready:
+        shown = ", ".join(f"{v.pk} ({v.label}: {v.status})" for v in not_ready)
+        raise ArenaError(
+            f"only validated (ready) versions can play; not ready: {shown}", field="versions"
+        )
+    retired = [found[i] for i in ids if found[i].bot.retired]
+    if retired:
+        shown = ", ".join(f"{v.pk} ({v.label})" for v in retired)
+        raise ArenaError(f"these bots are retired: {shown}", field="versions")
+    return [found[i] for i in ids]

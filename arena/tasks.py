@@ -1,0 +1,31 @@
+"""Celery tasks: thin. Each takes an id (or nothing), calls one service, returns.
+
+Match tasks are acks-late and rejected back to the queue when their worker is lost (settings), so
+a match whose worker died is played again; the services make a second delivery write nothing.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from arena.services.matches import matches_sweep_stuck
+from arena.services.play import match_play
+from arena.services.schedules import schedules_run_due
+
+
+@shared_task(name="arena.tasks.play_match")
+def play_match(match_id: int) -> bool:
+    """Play and record match ``match_id``; a no-op if it is already finished or failed."""
+    return match_play(match_id=match_id)
+
+
+@shared_task(name="arena.tasks.sweep_stuck_matches")
+def sweep_stuck_matches() -> list[int]:
+    """Fail matches stuck past the deadline (periodic, from celery beat)."""
+    return matches_sweep_stuck()
+
+
+@shared_task(name="arena.tasks.run_due_schedules")
+def run_due_schedules() -> list[int]:
+    """Start the repeating round-robins that are due (periodic, from celery beat)."""
+    return [t.pk for t in schedules_run_due()]
