@@ -125,8 +125,12 @@ class BotSession:
             if self._fault is None:
                 deadline = time.monotonic() + CLOSE_GRACE_S
                 while self.process.poll() is None and time.monotonic() < deadline:
+                    left = max(0.0, deadline - time.monotonic())
+                    if self._channel.stdout_closed and self._channel.stderr_closed:
+                        self.process.wait_exit(left)
+                        break
                     self._channel.discard_output()
-                    self._channel.drain(min(0.05, max(0.0, deadline - time.monotonic())))
+                    self._channel.drain(min(0.05, left))
             self.process.kill()
             self._channel.discard_output()
             self._channel.drain(0)

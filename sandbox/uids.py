@@ -3,26 +3,47 @@
 RLIMIT_NPROC counts the processes of a uid machine-wide, so a per-seat process cap needs a uid per
 seat. A uid is leased with a non-blocking ``flock`` on ``<lock_dir>/<uid>.lock``: the kernel drops
 the lock when the holder exits, so a crashed worker never leaks a uid. A uid is handed out only when
-no process runs under it. This module must not import Django or ``engine``.
+no process runs under it (checked unless its last holder released it clean). The lock folder should
+live on a tmpfs (``/run``) so that it starts empty at boot, and no other software may use the uid
+range. This module must not import Django or ``engine``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
+import stat
 import tempfile
+import time
 from pathlib import Path
 
-from sandbox.procs import kill_uid, pids_of_uid
+from sandbox.procs import kill_uid
 
 #: First uid and number of uids. Outside the usual ranges of real users (1000-60000) and of
 #: systemd's dynamic users; override with QUATRESEPT_SANDBOX_UID_BASE / _COUNT.
 UID_BASE = int(os.environ.get("QUATRESEPT_SANDBOX_UID_BASE", "300000"))
 UID_COUNT = int(os.environ.get("QUATRESEPT_SANDBOX_UID_COUNT", "512"))
+#: Shared by every worker of the host; must be owned by the worker's uid and private.
 LOCK_DIR = Path(
-    os.environ.get("QUATRESEPT_SANDBOX_LOCK_DIR", Path(tempfile.gettempdir()) / "quatresept-uids")
+    os.environ.get(
+        "QUATRESEPT_SANDBOX_LOCK_DIR",
+        "/run/quatresept-uids" if os.path.isdir("/run") and os.access("/run", os.W_OK)
+        else Path(tempfile.gettempdir()) / "quatresept-uids",
+    )
 )
+
+
+#: A released uid is reused only after this many seconds when another is free: the kernel
+#: releases a user namespace's process counts asynchronously (measured here: about 2 s), and until
+#: then they count against the next holder's RLIMIT_NPROC.
+REUSE_DELAY_S = 5.0
+_CLEAN = b"clean"
+_BUSY = b"busy"
+
+
+def _mark(fd: int, state: bytes) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, state, 0)
 
 
 class NoFreeUid(RuntimeError):
@@ -40,7 +61,8 @@ class UidLease:
         if self._fd is None:
             return
         try:
-            kill_uid(self.uid)
+            if kill_uid(self.uid):
+                _mark(self._fd, b"%s %.3f" % (_CLEAN, time.time()))
         finally:
             os.close(self._fd)
             self._fd = None
@@ -58,19 +80,36 @@ class UidPool:
     def lease(self) -> UidLease:
         """Lease a free uid; ``NoFreeUid`` if all are taken."""
         self.lock_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        for step in range(self.count):
+        info = os.lstat(self.lock_dir)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+            raise PermissionError(
+                f"{self.lock_dir} must be a folder of uid {os.geteuid()} that only it can write"
+            )
+        for step in range(2 * self.count):
+            first_pass = step < self.count
             uid = self.base + (self._next + step) % self.count
             path = self.lock_dir / f"{uid}.lock"
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:  # a lock file created now: the uid was never leased since the folder was made
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+                _mark(fd, b"%s 0" % _CLEAN)
+            except FileExistsError:
+                fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
                 continue
-            if pids_of_uid(uid) and not kill_uid(uid, timeout=0.5):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            state = os.pread(fd, 64, 0).split()
+            released = float(state[1]) if len(state) == 2 and state[0] == _CLEAN else None
+            if first_pass and released is not None and time.time() - released < REUSE_DELAY_S:
+                os.close(fd)  # its ended processes may still count against RLIMIT_NPROC
+                continue
+            # A uid released clean (or new) needs no /proc scan, which costs ~3 ms; one left busy
+            # by a worker that died holding it is swept first.
+            if released is None and not kill_uid(uid, timeout=0.5):
+                os.close(fd)
                 continue  # a leftover that will not die: skip this uid
-            self._next = (self._next + step + 1) % self.count
+            _mark(fd, _BUSY)
+            self._next = (self._next + step % self.count + 1) % self.count
             return UidLease(uid, fd)
         raise NoFreeUid(f"all {self.count} sandbox uids from {self.base} are in use")

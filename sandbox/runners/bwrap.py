@@ -9,7 +9,8 @@ environment for bwrap and for the bot (bwrap's own pid 1 keeps what it was given
 
 bwrap is started *as* an unprivileged uid (when the worker is root: one uid per seat from
 ``UidPool``, because RLIMIT_NPROC counts per uid machine-wide), with rlimits set before exec:
-address space, CPU seconds, processes, file size, open files, no core dumps. The seat's whole tree
+address space, CPU seconds, processes, file size, open files, no core dumps; and bwrap gets
+SIGKILL if the worker dies. The seat's whole tree
 dies with it: bwrap's pid 1 gets SIGKILL when bwrap dies (``--die-with-parent``), which ends the pid
 namespace, and the leased uid is swept before it is freed.
 
@@ -19,6 +20,7 @@ This module must not import Django or ``engine``.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import resource
 import shutil
@@ -29,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sandbox.package import InstalledBot
-from sandbox.procs import kill_uid, pids_of_uid
+from sandbox.procs import pids_of_uid
 from sandbox.runners.base import BotProcess, Limits
 from sandbox.runners.runtimes import TOP_LINKS, HostRuntime, host_runtime
 from sandbox.uids import UidLease, UidPool
@@ -104,6 +106,17 @@ def bwrap_argv(bwrap: str, runtime: HostRuntime, bot: InstalledBot, limits: Limi
     return argv
 
 
+def _load_prctl() -> Callable[..., int] | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # resolved here, called after fork
+    except (OSError, AttributeError):
+        return None
+
+
+_prctl = _load_prctl()
+_PR_SET_PDEATHSIG = 1
+
+
 def _set_rlimits(limits: Limits, processes: int) -> Callable[[], None]:
     """A preexec function (runs in the child after the uid switch) that lowers the rlimits."""
     caps = [
@@ -118,6 +131,8 @@ def _set_rlimits(limits: Limits, processes: int) -> Callable[[], None]:
     def preexec() -> None:
         for which, value in caps:
             resource.setrlimit(which, (value, value))
+        if _prctl is not None:  # bwrap dies with the worker, and the seat with bwrap
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
     return preexec
 
@@ -194,11 +209,9 @@ class BwrapRunner:
                 lease.release()
             raise
 
-        def kill_tree() -> None:
+        def kill_tree() -> None:  # the namespace dies with bwrap; the lease's release sweeps
             with contextlib.suppress(ProcessLookupError):
                 os.kill(popen.pid, signal.SIGKILL)
-            if lease is not None:
-                kill_uid(lease.uid)
 
         return BotProcess(
             popen,

@@ -69,8 +69,9 @@ def test_memory_bomb_crashes(run_in_bwrap):
         hog = []
         while True:
             hog.append(bytearray(50_000_000))
-    """, limits=Limits(memory_bytes=512 * 1024 * 1024))
-    fault = fault_of(lambda: session.turn(turn(1)), MOVE_S)
+    """, limits=Limits(memory_bytes=512 * 1024 * 1024),
+       clock=Clock(hello_ms=5000, move_ms=3000, bank_ms=5000))  # time to reach the cap
+    fault = fault_of(lambda: session.turn(turn(1)), 3.0)
     assert fault.kind == "crash"
     assert "exited with code 1" in fault.detail
     assert "MemoryError" in fault.stderr_tail
