@@ -3,8 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# DATABASE_URL / REDIS_URL for the local PostgreSQL and Redis when they answer, else nothing.
+SERVICES = $(shell $(PYTHON) .ci/services.py)
 
-.PHONY: venv test test-fast lint run bench clean
+.PHONY: venv test test-fast lint run migrate seed worker web bench bench-platform clean
 
 venv: $(STAMP)
 
@@ -18,11 +22,43 @@ lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 
+# Every test, against PostgreSQL and Redis when they answer (SQLite and the filesystem broker
+# otherwise): lint, layer contracts, pytest.
 test: venv lint
-	$(PY) -m pytest
+	env $(SERVICES) $(PY) -m pytest
+
+test-fast: venv
+	env $(SERVICES) $(PY) -m pytest -x -m "not slow"
+
+migrate: venv
+	$(PY) manage.py migrate --noinput -v0
+
+seed: migrate
+	$(PY) manage.py seed_demo
+
+# Web and a worker (with an embedded beat) together on this machine; Ctrl-C stops both.
+# With no DATABASE_URL / REDIS_URL: SQLite and the filesystem broker under var/.
+run: seed
+	@echo ""
+	@echo "  Quatre Sept Arena: http://$(HOST):$(PORT)/   (API docs: http://$(HOST):$(PORT)/api/docs/)"
+	@echo "  demo users alice / bob, password demo-pass-1234; Ctrl-C stops web and worker"
+	@echo ""
+	@$(VENV)/bin/celery -A config worker -B --loglevel=INFO --concurrency=2 & worker=$$!; \
+	$(PY) manage.py runserver --noreload $(HOST):$(PORT) & web=$$!; \
+	trap 'kill $$web $$worker 2>/dev/null; wait $$web $$worker 2>/dev/null; exit 0' INT TERM; \
+	wait $$web $$worker
+
+worker: venv
+	$(VENV)/bin/celery -A config worker --loglevel=INFO
+
+web: venv
+	$(PY) manage.py runserver $(HOST):$(PORT)
 
 bench: venv
 	$(PY) benchmarks/engine_speed.py
+
+bench-platform: venv
+	env $(SERVICES) $(PY) benchmarks/platform_speed.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,123 @@
+"""Fixtures for the arena's tests: users, API clients, bot sources, and running queued tasks.
+
+Tasks run in-process (Celery eager mode) when the transaction that queued them commits
+(``run_tasks``): real engine, real sandbox, real database. The e2e tests use a real worker.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.test import APIClient
+
+from config.celery import app as celery_app
+
+RANDOM_BOT = b"""import json, random, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "hello":
+        print(json.dumps({"type": "ready", "name": "rnd"}), flush=True)
+    elif m["type"] == "turn":
+        print(json.dumps({"id": m["id"], "action": random.choice(m["legal"])}), flush=True)
+"""
+
+FIRST_BOT = b"""import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "hello":
+        print(json.dumps({"type": "ready", "name": "first"}), flush=True)
+    elif m["type"] == "turn":
+        print(json.dumps({"id": m["id"], "action": m["legal"][0]}), flush=True)
+"""
+
+CRASH_BOT = b"""import sys
+print("I give up before saying hello", file=sys.stderr)
+sys.exit(3)
+"""
+
+ILLEGAL_BOT = b"""import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "hello":
+        print(json.dumps({"type": "ready", "name": "cheat"}), flush=True)
+    elif m["type"] == "turn":
+        print("about to cheat", file=sys.stderr, flush=True)
+        print(json.dumps({"id": m["id"], "action": "play XX"}), flush=True)
+"""
+
+
+def uploaded(source: bytes, filename: str = "bot.py") -> SimpleUploadedFile:
+    return SimpleUploadedFile(filename, source)
+
+
+def zip_of(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, body in files.items():
+            archive.writestr(name, body)
+    return buffer.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def _eager_tasks_and_clean_cache(settings):
+    """Tasks run in-process; throttling counters start empty; uploads are not throttled unless a
+    test says so."""
+    settings.ARENA_UPLOAD_RATE = "1000/minute"
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    cache.clear()
+    yield
+    celery_app.conf.task_always_eager = eager
+    cache.clear()
+
+
+@pytest.fixture
+def run_tasks(django_capture_on_commit_callbacks):
+    """Use as ``with run_tasks(): ...``: tasks queued inside run when the block ends."""
+
+    def runner():
+        return django_capture_on_commit_callbacks(execute=True)
+
+    return runner
+
+
+@pytest.fixture
+def alice(db) -> User:
+    return User.objects.create_user("alice", password="alice-password-1")
+
+
+@pytest.fixture
+def bob(db) -> User:
+    return User.objects.create_user("bob", password="bob-password-1")
+
+
+@pytest.fixture
+def client_for() -> Callable[[User | None], APIClient]:
+    def make(user: User | None) -> APIClient:
+        client = APIClient()
+        if user is not None:
+            client.force_authenticate(user)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def upload(run_tasks, client_for):
+    """``upload(user, name, source, filename)`` → the API response; validation runs."""
+
+    def do(user: User, name: str, source: bytes = RANDOM_BOT, filename: str = "bot.py"):
+        with run_tasks():
+            return client_for(user).post(
+                "/api/bots/",
+                {"name": name, "file": uploaded(source, filename)},
+                format="multipart",
+            )
+
+    return do

@@ -1,0 +1,160 @@
+"""Match transitions on a worker: delivered twice writes once, the stuck sweep, re-queueing,
+repeating schedules, and the guard that keeps uploads out of the trusted runner."""
+
+from __future__ import annotations
+
+import zlib
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from arena.models import (
+    Bot,
+    BotVersion,
+    Match,
+    MatchStatus,
+    Replay,
+    Schedule,
+    Tournament,
+    VersionStatus,
+)
+from arena.services.bots import builtin_bots_ensure
+from arena.services.matches import match_requeue, matches_sweep_stuck
+from arena.services.play import match_play, version_spec
+from arena.services.schedules import schedule_create, schedules_run_due
+from arena.services.tournaments import tournament_create
+from tests.arena.conftest import FIRST_BOT, RANDOM_BOT
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def tournament(alice, bob, upload):
+    a = upload(alice, "rnd", RANDOM_BOT).json()["latest_version"]["id"]
+    b = upload(bob, "first", FIRST_BOT).json()["latest_version"]["id"]
+    # Not run: the tests below drive the tasks' service by hand.
+    return tournament_create(
+        created_by=alice, name="t", rules={"preset": "quatre-sept"}, version_ids=[a, b], pairs=1
+    )
+
+
+def snapshot(match: Match) -> tuple:
+    match.refresh_from_db()
+    replay = Replay.objects.get(match=match)
+    seats = list(match.seats.values_list("seat", "fault_kind", "log"))
+    return (match.status, match.winner, match.score, match.finished_at, match.attempts,
+            bytes(replay.data), seats)
+
+
+def test_a_second_delivery_of_a_finished_match_changes_nothing(tournament):
+    match = tournament.matches.first()
+    assert match_play(match_id=match.pk) is True
+    before = snapshot(match)
+    assert before[0] == MatchStatus.FINISHED
+    assert match_play(match_id=match.pk) is False
+    assert snapshot(match) == before
+
+
+def test_the_last_match_finishes_the_tournament(tournament):
+    matches = list(tournament.matches.all())
+    for match in matches:
+        tournament.refresh_from_db()
+        assert tournament.status == "running"
+        match_play(match_id=match.pk)
+    tournament.refresh_from_db()
+    assert tournament.status == "finished" and tournament.finished_at is not None
+
+
+def test_a_redelivered_running_match_is_played_again(tournament):
+    match = tournament.matches.first()
+    Match.objects.filter(pk=match.pk).update(status=MatchStatus.RUNNING, attempts=1)
+    assert match_play(match_id=match.pk) is True
+    match.refresh_from_db()
+    assert match.status == MatchStatus.FINISHED and match.attempts == 2
+
+
+def test_the_sweep_fails_stuck_matches_and_they_can_be_requeued(tournament, run_tasks, settings):
+    stuck, fresh = list(tournament.matches.all())
+    long_ago = timezone.now() - timedelta(seconds=settings.ARENA_STUCK_AFTER + 5)
+    Match.objects.filter(pk=stuck.pk).update(status=MatchStatus.RUNNING, started_at=long_ago)
+    Match.objects.filter(pk=fresh.pk).update(status=MatchStatus.RUNNING, started_at=timezone.now())
+    assert matches_sweep_stuck() == [stuck.pk]
+    stuck.refresh_from_db()
+    assert stuck.status == MatchStatus.FAILED
+    assert "stuck" in stuck.failure and "re-queue" in stuck.failure
+    assert matches_sweep_stuck() == []  # a second sweep changes nothing
+    match_play(match_id=fresh.pk)  # a running match (its worker lost) plays again
+    tournament.refresh_from_db()
+    assert tournament.status == "finished"  # every match is done, one of them failed
+    with run_tasks():
+        assert match_requeue(match_id=stuck.pk) is True
+    stuck.refresh_from_db()
+    tournament.refresh_from_db()
+    assert stuck.status == MatchStatus.FINISHED and stuck.failure == ""
+    assert tournament.status == "finished"
+    assert match_requeue(match_id=stuck.pk) is False  # only failed matches are re-queued
+
+
+def test_a_match_the_platform_cannot_play_fails_with_a_reason(tournament):
+    match = tournament.matches.first()
+    seat = match.seats.get(seat=0)
+    BotVersion.objects.filter(pk=seat.version_id).update(filename="bot.exe")  # unrunnable
+    assert match_play(match_id=match.pk) is False
+    match.refresh_from_db()
+    assert match.status == MatchStatus.FAILED
+    assert "could not play" in match.failure and "unsupported file type" in match.failure
+
+
+def test_replays_are_stored_compressed(tournament):
+    match = tournament.matches.first()
+    match_play(match_id=match.pk)
+    replay = Replay.objects.get(match=match)
+    assert replay.size > len(replay.data)
+    assert zlib.decompress(bytes(replay.data)).startswith(b'{"format":"quatresept-replay/1"')
+
+
+def test_a_schedule_repeats_over_the_latest_ready_versions(alice, upload, run_tasks):
+    upload(alice, "rnd", RANDOM_BOT)
+    bot = Bot.objects.get(name="rnd")
+    with run_tasks():
+        from arena.services.bots import bot_version_create
+
+        bot_version_create(bot=bot, filename="bot.py", data=FIRST_BOT)
+    assert list(bot.versions.values_list("status", flat=True)) == ["ready", "ready"]
+    now = timezone.now()
+    schedule = schedule_create(
+        name="nightly", rules={"preset": "quatre-sept"}, pairs=1, every_hours=24, first_run_at=now
+    )
+    created = schedules_run_due(now=now)
+    assert len(created) == 1
+    tournament = created[0]
+    pinned = set(tournament.entries.values_list("version_id", flat=True))
+    builtins = {v.pk for v in builtin_bots_ensure().values()}
+    assert pinned == builtins | {bot.versions.get(number=2).pk}
+    schedule.refresh_from_db()
+    assert schedule.next_run_at == now + timedelta(hours=24)
+    assert schedules_run_due(now=now + timedelta(hours=1)) == []  # not due again yet
+    assert Tournament.objects.filter(schedule=schedule).count() == 1
+    Schedule.objects.filter(pk=schedule.pk).update(enabled=False)
+    assert schedules_run_due(now=now + timedelta(days=3)) == []
+
+
+def test_a_version_that_claims_to_be_builtin_never_runs_trusted(alice, upload):
+    upload(alice, "rnd", RANDOM_BOT)
+    version = BotVersion.objects.get(bot__name="rnd")
+    # Even a row forged past the database constraint (no blob, a built-in name) is refused,
+    # because its bot is not the system's.
+    version.builtin, version.blob_id = "random", None
+    with pytest.raises(PermissionError):
+        version_spec(version=version)
+    assert BotVersion.objects.get(pk=version.pk).status == VersionStatus.READY
+
+
+def test_the_database_refuses_a_version_with_both_blob_and_builtin(alice, upload):
+    from django.db import IntegrityError, transaction
+
+    upload(alice, "rnd", RANDOM_BOT)
+    version = BotVersion.objects.get(bot__name="rnd")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        BotVersion.objects.filter(pk=version.pk).update(builtin="random")

@@ -1,0 +1,118 @@
+"""The runtime without a database: the seat adapter, bot specs, the bot cache."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from engine import Player, SeatFault, rules_for
+from engine.check import check_replay
+from sandbox import BotFault, InstalledBot, TrustedRunner
+
+from arena.runtime.cache import cached_install
+from arena.runtime.play import play_seats
+from arena.runtime.seats import SessionSeat
+from arena.runtime.specs import BotSpec
+from arena.rulesets import rules_key
+from tests.arena.conftest import CRASH_BOT, RANDOM_BOT
+
+
+@pytest.fixture
+def tmp_path(settings):
+    """A folder sandboxed bots can reach (pytest's own tmp is mode 700): under ``var/``."""
+    root = settings.VAR_DIR / "test-tmp"
+    root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o755)
+    folder = Path(tempfile.mkdtemp(dir=root))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def install(tmp_path, source: bytes, filename: str = "bot.py") -> InstalledBot:
+    digest = hashlib.sha256(source).hexdigest()
+    return cached_install(tmp_path / "cache", digest, filename, lambda: source)
+
+
+def test_uploaded_and_builtin_bots_play_a_match_in_the_sandbox(tmp_path):
+    upload = BotSpec.for_upload(install(tmp_path, RANDOM_BOT), "me/rnd v1")
+    builtin = BotSpec.for_builtin("greedy")
+    players = [Player("me/rnd", 1), Player("arena/greedy", 1)] * 2
+    played = play_seats(
+        rules_for("quatre-sept"), [upload, builtin, upload, builtin], seed=7, match_id="m-x",
+        players=players,
+    )
+    assert played.outcome.result["fault"] is None
+    assert played.play_ms > 0
+    check_replay(played.outcome.replay)
+
+
+def test_a_bot_fault_becomes_a_seat_fault_with_the_stderr_tail(tmp_path):
+    crash = BotSpec.for_upload(install(tmp_path, CRASH_BOT), "me/crash v1")
+    builtin = BotSpec.for_builtin("random")
+    played = play_seats(
+        rules_for("quatre-sept"), [builtin, crash, builtin, crash], seed=1, match_id="m-y",
+        players=[Player(f"p{i}") for i in range(4)],
+    )
+    fault = played.outcome.result["fault"]
+    assert fault["seat"] == 1 and fault["kind"] == "crash"
+    assert played.outcome.result["winner"] == 0
+    assert "I give up" in played.tails[1]
+
+
+def test_the_adapter_translates_faults():
+    class Failing:
+        stderr_tail = "tail"
+
+        def hello(self, message):
+            raise BotFault("timeout", "too slow", "the log")
+
+        def close(self):
+            pass
+
+    seat = SessionSeat(Failing())  # type: ignore[arg-type]
+    with pytest.raises(SeatFault) as caught:
+        seat.hello({"type": "hello"})
+    assert (caught.value.kind, caught.value.detail, caught.value.log) == (
+        "timeout", "too slow", "the log"
+    )
+    seat.close()
+    assert seat.stderr_tail == "tail"
+
+
+def test_a_spec_is_builtin_xor_upload(tmp_path):
+    with pytest.raises(ValueError, match="unknown built-in"):
+        BotSpec.for_builtin("rm -rf /")
+    with pytest.raises(ValueError):
+        BotSpec(label="x")
+    with pytest.raises(ValueError):
+        BotSpec(label="x", builtin="random", installed=install(tmp_path, RANDOM_BOT))
+
+
+def test_the_trusted_runner_refuses_an_upload(tmp_path):
+    with pytest.raises(TypeError):
+        TrustedRunner().start(install(tmp_path, RANDOM_BOT))
+
+
+def test_the_cache_unpacks_once(tmp_path):
+    calls = []
+
+    def load() -> bytes:
+        calls.append(1)
+        return RANDOM_BOT
+
+    digest = hashlib.sha256(RANDOM_BOT).hexdigest()
+    first = cached_install(tmp_path, digest, "bot.py", load)
+    second = cached_install(tmp_path, digest, "bot.py", load)
+    assert first == second and len(calls) == 1
+    assert (first.folder / first.package.entry).read_bytes() == RANDOM_BOT
+
+
+def test_rules_keys():
+    assert rules_key(rules_for("pollack")) == "pollack"
+    assert rules_key(rules_for("quatre-sept", target=41, capot=True)) == (
+        "quatre-sept{capot=true,target=41}"
+    )

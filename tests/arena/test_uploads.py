@@ -1,0 +1,187 @@
+"""Uploading bots and versions through the API: validation on a worker, ownership, bad uploads."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from rest_framework.test import APIClient
+
+from arena.models import Bot, BotVersion, Match, PackageBlob
+from tests.arena.conftest import (
+    CRASH_BOT,
+    FIRST_BOT,
+    ILLEGAL_BOT,
+    RANDOM_BOT,
+    uploaded,
+    zip_of,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def counts() -> tuple[int, int, int, int]:
+    return (Bot.objects.count(), BotVersion.objects.count(), PackageBlob.objects.count(),
+            Match.objects.count())
+
+
+def test_token_then_upload_makes_a_ready_version(alice, run_tasks):
+    client = APIClient()
+    response = client.post(
+        "/api/token/", {"username": "alice", "password": "alice-password-1"}, format="json"
+    )
+    assert response.status_code == 200
+    client.credentials(HTTP_AUTHORIZATION=f"Token {response.json()['token']}")
+    with run_tasks():
+        response = client.post(
+            "/api/bots/", {"name": "rnd", "file": uploaded(RANDOM_BOT)}, format="multipart"
+        )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["name"] == "rnd" and body["owner"] == "alice"
+    assert body["latest_version"]["number"] == 1
+    assert body["latest_version"]["status"] == "pending"  # as created; validation runs after
+    version = client.get(f"/api/versions/{body['latest_version']['id']}/").json()
+    assert version["status"] == "ready", version
+    assert version["fault"] is None
+    match = Match.objects.get(pk=version["validation_match"])
+    assert match.kind == "validation" and match.status == "finished"
+    seats = list(match.seats.order_by("seat").values_list("version__bot__builtin", flat=True))
+    assert seats == ["", "random", "", "random"]
+
+
+def test_wrong_password_gets_no_token(alice):
+    response = APIClient().post(
+        "/api/token/", {"username": "alice", "password": "nope"}, format="json"
+    )
+    assert response.status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("source", "kind", "in_detail", "in_log"),
+    [
+        (CRASH_BOT, "crash", "exited with code 3", "I give up"),
+        (ILLEGAL_BOT, "illegal", "play XX", "about to cheat"),
+    ],
+)
+def test_a_faulty_bot_fails_validation_with_fault_and_log(
+    alice, bob, upload, client_for, source, kind, in_detail, in_log
+):
+    body = upload(alice, "bad", source).json()
+    version_id = body["latest_version"]["id"]
+    mine = client_for(alice).get(f"/api/versions/{version_id}/").json()
+    assert mine["status"] == "failed"
+    assert mine["fault"]["kind"] == kind
+    assert in_detail in mine["fault"]["detail"]
+    assert in_log in mine["log"]
+    theirs = client_for(bob).get(f"/api/versions/{version_id}/").json()
+    assert theirs["status"] == "failed"
+    assert theirs["fault"] is None and theirs["log"] is None
+
+
+def test_a_zip_with_manifest_is_accepted(alice, upload):
+    data = zip_of({"bot.json": b'{"command": "python3 play.py"}', "play.py": FIRST_BOT})
+    response = upload(alice, "zipped", data, "bot.zip")
+    assert response.status_code == 201, response.content
+    version = BotVersion.objects.get(pk=response.json()["latest_version"]["id"])
+    assert version.status == "ready", version.fault_detail
+
+
+@pytest.mark.parametrize(
+    ("filename", "data", "message"),
+    [
+        ("bot.exe", b"MZ...", "unsupported file type"),
+        ("bot.py", b"", "empty"),
+        ("bot.zip", b"not a zip", "not a zip archive"),
+        ("bot.zip", zip_of({"../evil.py": b"x=1"}), ".."),
+        ("bot.zip", zip_of({"readme.txt": b"hi"}), "bot.json"),
+    ],
+)
+def test_a_bad_upload_is_a_400_with_a_message_and_stores_nothing(
+    alice, client_for, filename, data, message
+):
+    before = counts()
+    response = client_for(alice).post(
+        "/api/bots/", {"name": "bad", "file": uploaded(data, filename)}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert message in response.json()["file"][0]
+    assert counts() == before
+
+
+def test_bad_names_and_taken_names_are_refused(alice, upload, client_for):
+    assert upload(alice, "rnd").status_code == 201
+    before = counts()
+    again = client_for(alice).post(
+        "/api/bots/", {"name": "rnd", "file": uploaded(RANDOM_BOT)}, format="multipart"
+    )
+    assert again.status_code == 400 and "already have a bot" in again.json()["name"][0]
+    spaces = client_for(alice).post(
+        "/api/bots/", {"name": "my bot!", "file": uploaded(RANDOM_BOT)}, format="multipart"
+    )
+    assert spaces.status_code == 400 and "name" in spaces.json()
+    missing = client_for(alice).post("/api/bots/", {"name": "x"}, format="multipart")
+    assert missing.status_code == 400 and "file" in missing.json()
+    assert counts() == before
+
+
+def test_anonymous_users_read_but_do_not_write(alice, upload, client_for):
+    upload(alice, "rnd")
+    anonymous = client_for(None)
+    assert anonymous.get("/api/bots/").status_code == 200
+    response = anonymous.post(
+        "/api/bots/", {"name": "x", "file": uploaded(RANDOM_BOT)}, format="multipart"
+    )
+    assert response.status_code == 401
+
+
+def test_only_the_owner_adds_versions_and_retires(alice, bob, upload, client_for, run_tasks):
+    bot = upload(alice, "rnd").json()
+    url = f"/api/bots/{bot['id']}/versions/"
+    forbidden = client_for(bob).post(url, {"file": uploaded(FIRST_BOT)}, format="multipart")
+    assert forbidden.status_code == 403
+    assert client_for(bob).post(f"/api/bots/{bot['id']}/retire/").status_code == 403
+    with run_tasks():
+        created = client_for(alice).post(url, {"file": uploaded(FIRST_BOT)}, format="multipart")
+    assert created.status_code == 201, created.content
+    assert created.json()["number"] == 2
+    listed = client_for(None).get(url).json()
+    assert [v["number"] for v in listed["results"]] == [1, 2]
+    assert [v["status"] for v in listed["results"]] == ["ready", "ready"]
+    detail = client_for(None).get(f"/api/bots/{bot['id']}/").json()
+    assert detail["latest_version"]["number"] == 2 and len(detail["versions"]) == 2
+    retired = client_for(alice).post(f"/api/bots/{bot['id']}/retire/")
+    assert retired.status_code == 200 and retired.json()["retired"] is True
+    refused = client_for(alice).post(url, {"file": uploaded(RANDOM_BOT)}, format="multipart")
+    assert refused.status_code == 400 and "retired" in refused.json()["file"][0]
+
+
+def test_same_bytes_share_one_blob(alice, bob, upload):
+    upload(alice, "one")
+    upload(bob, "two")
+    assert PackageBlob.objects.count() == 1
+    assert BotVersion.objects.filter(blob__isnull=False).count() == 2
+
+
+def test_uploads_are_throttled(alice, client_for, settings):
+    settings.ARENA_UPLOAD_RATE = "2/minute"
+    client = client_for(alice)
+    codes = [
+        client.post(
+            "/api/bots/", {"name": f"b{i}", "file": uploaded(RANDOM_BOT)}, format="multipart"
+        ).status_code
+        for i in range(3)
+    ]
+    assert codes == [201, 201, 429]
+    assert client.get("/api/bots/").status_code == 200  # reading is not throttled
+
+
+def test_builtin_bots_exist_and_take_no_uploads(alice, client_for):
+    bots = client_for(None).get("/api/bots/?owner=arena").json()["results"]
+    assert {b["builtin"] for b in bots} >= {"random", "greedy"}
+    assert all(b["latest_version"]["status"] == "ready" for b in bots)
+    system = User.objects.get(username="arena")
+    assert not system.has_usable_password()
+    response = client_for(alice).post(
+        f"/api/bots/{bots[0]['id']}/versions/", {"file": uploaded(RANDOM_BOT)}, format="multipart"
+    )
+    assert response.status_code == 403
