@@ -8,15 +8,15 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from engine import Player, SeatFault, rules_for
-from engine.check import check_replay
-from sandbox import BotFault, InstalledBot, TrustedRunner
 
+from arena.rulesets import rules_key
 from arena.runtime.cache import cached_install
 from arena.runtime.play import play_seats
 from arena.runtime.seats import SessionSeat
 from arena.runtime.specs import BotSpec
-from arena.rulesets import rules_key
+from engine import Player, SeatFault, rules_for
+from engine.check import check_replay
+from sandbox import BotFault, InstalledBot, TrustedRunner
 from tests.arena.conftest import CRASH_BOT, RANDOM_BOT
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from engine.check import check_replay
 
 from arena.models import Match, MatchSeat, Tournament
 from arena.services.bots import builtin_bots_ensure
+from engine.check import check_replay
 from tests.arena.conftest import FIRST_BOT, RANDOM_BOT
 
 pytestmark = pytest.mark.django_db
