@@ -17,7 +17,7 @@ from sandbox import (
     open_session,
 )
 from sandbox.runners.base import describe_returncode
-from sandbox.runners.bwrap import BOT_ENV, BwrapRunner, bwrap_argv, find_bwrap
+from sandbox.runners.bwrap import BOT_ENV, BwrapRunner, bwrap_argv
 from sandbox.runners.docker import DockerRunner, DockerUnavailable, default_client
 from sandbox.runners.runtimes import host_runtime
 from tests.sandbox.helpers import FAST, play_match, python_bot
@@ -40,7 +40,7 @@ def test_confined_runner_never_returns_trusted():
 def test_confined_runners_refuse_trusted_programs():
     program = TrustedProgram((sys.executable, "-c", "pass"))
     with pytest.raises(TypeError):
-        BwrapRunner(uid_pool=None).start(program)
+        BwrapRunner(bwrap="/nonexistent/bwrap").start(program)
     with pytest.raises(TypeError):
         DockerRunner(client=default_client()).start(program)
 
@@ -55,7 +55,7 @@ def test_trusted_runner_plays(tmp_path):
 def test_bwrap_command_line(make_bot):
     bot = make_bot(python_bot())
     runtime = host_runtime("python3")
-    argv = bwrap_argv(find_bwrap(), runtime, bot, Limits(tmp_bytes=1234))
+    argv = bwrap_argv("/opt/bwrap", runtime, bot, Limits(tmp_bytes=1234))
     joined = " ".join(argv)
     for flag in ("--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                  "--disable-userns", "--die-with-parent", "--new-session", "--clearenv"):
