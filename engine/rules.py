@@ -38,13 +38,16 @@ class RuleSet:
     claim_out: str
     deck: str
     #: Derived, for the engine's hot path: a play is only ever a bare card (no politaine
-    #: announcement, signal or claim to offer).
+    #: announcement, signal or claim to offer) ...
     plain_play: bool = field(init=False, repr=False, compare=False)
+    #: ... or bare cards plus politaine announcements, and nothing else.
+    announce_only: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _validate(self)
-        plain = self.politaine != "first-card" and not self.signals and self.claim_out == "off"
-        object.__setattr__(self, "plain_play", plain)
+        bare = not self.signals and self.claim_out == "off"
+        object.__setattr__(self, "plain_play", bare and self.politaine != "first-card")
+        object.__setattr__(self, "announce_only", bare and self.politaine == "first-card")
 
     def to_dict(self) -> dict[str, Any]:
         """The protocol's ``rules`` object: ``preset`` and every option."""

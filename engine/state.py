@@ -209,20 +209,28 @@ class State(NamedTuple):
             if trick:
                 shift = (trick[0] >> 3) << 3
                 follow = hand >> shift & 255
-                if follow and self[4][0].plain_play:
-                    return _BYTE_CARDS[shift >> 3][follow]
-                playable = follow << shift or hand
-            elif self[4].low:
-                playable = _lowest_rank(hand)
+                if follow:
+                    playable = follow << shift
+                    cards = _BYTE_CARDS[shift >> 3][follow]
+                else:
+                    playable = hand
+                    cards = (
+                        _B0[hand & 255]
+                        + _B1[hand >> 8 & 255]
+                        + _B2[hand >> 16 & 255]
+                        + _B3[hand >> 24]
+                    )
             else:
-                playable = hand
-            if self[4][0].plain_play:
-                return (
-                    _B0[playable & 255]
-                    + _B1[playable >> 8 & 255]
-                    + _B2[playable >> 16 & 255]
-                    + _B3[playable >> 24]
-                )
+                playable = _lowest_rank(hand) if self[4].low else hand
+                p = playable
+                cards = _B0[p & 255] + _B1[p >> 8 & 255] + _B2[p >> 16 & 255] + _B3[p >> 24]
+            rules = self[4][0]
+            if rules.plain_play:
+                return cards
+            if rules.announce_only:
+                tna = hand & _TNA_ALL
+                if not tna & (tna >> 1) & (tna >> 2) & _SUIT_LOW_BITS:
+                    return cards  # no complete T-9-A: nothing to announce
             return _decorated_plays(self, hand, playable)
         if phase == MELD_PHASE:
             melds = available_melds(self.hands[self.to_move], self.melded)
