@@ -39,14 +39,7 @@ seed: migrate
 # Web and a worker (with an embedded beat) together on this machine; Ctrl-C stops both.
 # With no DATABASE_URL / REDIS_URL: SQLite and the filesystem broker under var/.
 run: seed
-	@echo ""
-	@echo "  Quatre Sept Arena: http://$(HOST):$(PORT)/   (API docs: http://$(HOST):$(PORT)/api/docs/)"
-	@echo "  demo users alice / bob, password demo-pass-1234; Ctrl-C stops web and worker"
-	@echo ""
-	@$(VENV)/bin/celery -A config worker -B --loglevel=INFO --concurrency=2 & worker=$$!; \
-	$(PY) manage.py runserver --noreload $(HOST):$(PORT) & web=$$!; \
-	trap 'kill $$web $$worker 2>/dev/null; wait $$web $$worker 2>/dev/null; exit 0' INT TERM; \
-	wait $$web $$worker
+	HOST=$(HOST) PORT=$(PORT) $(PY) platform/run_local.py
 
 worker: venv
 	$(VENV)/bin/celery -A config worker --loglevel=INFO

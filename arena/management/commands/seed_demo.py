@@ -1,0 +1,86 @@
+"""``python manage.py seed_demo``: demo users (alice, bob), the built-in bots, one uploaded bot
+each (validated here, in this process), and a demo round-robin queued for the workers.
+
+Idempotent: run it again and it adds nothing that is already there.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+
+from arena.models import Bot, Tournament, VersionStatus
+from arena.services.bots import bot_create, builtin_bots_ensure
+from arena.services.play import match_play
+from arena.services.tournaments import tournament_create
+
+DEMO_PASSWORD = "demo-pass-1234"
+DEMO_TOURNAMENT = "Demo round-robin"
+
+RANDOM_BOT = b'''"""Plays a random legal action: a complete protocol-1 bot."""
+import json
+import random
+import sys
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({"type": "ready", "name": "dice"}), flush=True)
+    elif message["type"] == "turn":
+        action = random.choice(message["legal"])
+        print(json.dumps({"id": message["id"], "action": action}), flush=True)
+'''
+
+FIRST_BOT = b'''"""Plays the first legal action, always."""
+import json
+import sys
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({"type": "ready", "name": "first"}), flush=True)
+    elif message["type"] == "turn":
+        print(json.dumps({"id": message["id"], "action": message["legal"][0]}), flush=True)
+'''
+
+DEMO_BOTS = {"alice": ("dice", RANDOM_BOT), "bob": ("first", FIRST_BOT)}
+
+
+class Command(BaseCommand):
+    help = "Create demo users, the built-in bots, two uploaded bots and a demo round-robin."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--pairs", type=int, default=2, help="duplicate pairs per pairing")
+
+    def handle(self, *args, **opts) -> None:
+        builtins = builtin_bots_ensure()
+        user_model = get_user_model()
+        versions = [v.pk for v in builtins.values()]
+        for username, (name, source) in DEMO_BOTS.items():
+            user, created = user_model.objects.get_or_create(username=username)
+            if created:
+                user.set_password(DEMO_PASSWORD)
+                user.save()
+            bot = Bot.objects.filter(owner=user, name=name).first()
+            if bot is None:
+                bot = bot_create(owner=user, name=name, filename=f"{name}.py", data=source)
+            version = bot.versions.order_by("-number").first()
+            if version.status in (VersionStatus.PENDING, VersionStatus.VALIDATING):
+                # Validate now, so the demo round-robin can include it; the queued task then
+                # finds the match finished and does nothing.
+                match_play(match_id=version.validation_match_id)
+                version.refresh_from_db()
+            self.stdout.write(f"{version.label}: {version.status}")
+            if version.status == VersionStatus.READY:
+                versions.append(version.pk)
+        if not Tournament.objects.filter(name=DEMO_TOURNAMENT).exists():
+            tournament = tournament_create(
+                created_by=user_model.objects.get(username="alice"),
+                name=DEMO_TOURNAMENT,
+                rules={"preset": "quatre-sept"},
+                version_ids=versions,
+                pairs=opts["pairs"],
+            )
+            total = tournament.matches.count()
+            self.stdout.write(f"{DEMO_TOURNAMENT}: {total} matches queued (id {tournament.pk})")
+        self.stdout.write(f"demo users: alice, bob (password {DEMO_PASSWORD})")
