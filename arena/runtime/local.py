@@ -12,11 +12,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine import Player, RuleSet
-
 from arena.runtime.cache import cached_install
 from arena.runtime.play import PlayedMatch, play_seats
 from arena.runtime.specs import BotSpec
+from engine import Player, RuleSet
 
 
 def resolve_bot(text: str, cache_dir: Path) -> BotSpec:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from engine import RulesError, parse_option, rules_for
-from sandbox import CONFINED_BACKENDS, PackageError
 
 from arena.runtime.local import play_duel, resolve_bot
+from engine import RulesError, parse_option, rules_for
+from sandbox import CONFINED_BACKENDS, PackageError
 
 
 class Command(BaseCommand):
