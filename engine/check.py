@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.cards import card_index
 from engine.faults import SeatFault
-from engine.referee import FunctionSeat, Player, play_match
+from engine.referee import Player, play_match
 from engine.rules import rules_from_dict
 from engine.state import State, new_match
 
@@ -29,39 +29,83 @@ def check_replay(replay: dict[str, Any]) -> None:
         players = [Player(p["bot"], p.get("version")) for p in replay["players"]]
     except (KeyError, TypeError, ValueError) as error:
         raise ReplayMismatch(f"not a replay of format 1: {error}") from error
-    shadow = [new_match(rules, seed)]
-
-    def answer_for(seat: int):
-        def decide(message: dict[str, Any]) -> str:
-            state = shadow[0]
-            try:
-                action = _answer(state, deals, replay["result"], seat)
-            except (IndexError, KeyError, ValueError) as error:
-                raise ReplayMismatch(
-                    f"deal {state.deal}: no decision for seat {seat}: {error}"
-                ) from error
-            if action is None:
-                fault = replay["result"].get("fault")
-                if not fault:
-                    raise ReplayMismatch(
-                        f"deal {state.deal}: replay stops with seat {seat} to move"
-                    )
-                raise SeatFault(fault["kind"], fault["detail"])
-            shadow[0] = state.step(action)
-            return action
-
-        return decide
-
-    outcome = play_match(
-        rules,
-        [FunctionSeat(answer_for(s)) for s in range(4)],
-        seed=seed,
-        match_id=replay["match"],
-        players=players,
-    )
+    seats = [_ReplaySeat(seat, replay, deals, new_match(rules, seed)) for seat in range(4)]
+    for seat in seats:
+        seat.others = seats
+    outcome = play_match(rules, seats, seed=seed, match_id=replay["match"], players=players)
     rebuilt = outcome.replay
     rebuilt["moves_ms"] = replay.get("moves_ms")
     _compare(replay, rebuilt, "replay")
+
+
+class _ReplaySeat:
+    """A seat that answers every turn from the replay, and fails where the replay says it did.
+
+    All four share the engine's state (``shadow``), moved on by each answer. A fault outside a
+    turn (at ``hello`` or ``deal_end``) shows in the replay as a forfeit whose seat has no
+    decision time for it in ``moves_ms``; it is raised at the first such message that fits.
+    """
+
+    def __init__(self, seat: int, replay: dict[str, Any], deals: list[dict], state: State) -> None:
+        self.seat = seat
+        self.replay = replay
+        self.deals = deals
+        self.shadow = state
+        self.answered = 0
+        self.others: list[_ReplaySeat] = []
+        result = replay.get("result") or {}
+        fault = result.get("fault") if result.get("reason") == "forfeit" else None
+        self.fault = fault if fault and fault.get("seat") == seat else None
+        timed = len(replay.get("moves_ms", [[]] * 4)[seat]) if self.fault else 0
+        # Decisions timed for this seat: one more than it answered if it failed in a turn.
+        self.timed = timed
+
+    def _fail(self) -> None:
+        assert self.fault is not None
+        raise SeatFault(self.fault["kind"], self.fault["detail"])
+
+    def _fails_outside_turns(self) -> bool:
+        return self.fault is not None and self.timed == self.answered
+
+    def hello(self, message: dict[str, Any]) -> None:
+        forfeit_deal = self.deals[-1] if self.deals else {}
+        nobody_moved = not any(self.replay.get("moves_ms", [[]] * 4))
+        if self._fails_outside_turns() and forfeit_deal.get("number") == 1 and nobody_moved:
+            self._fail()
+
+    def notify(self, message: dict[str, Any]) -> None:
+        if message.get("type") != "deal_end" or not self._fails_outside_turns():
+            return
+        if message.get("number") == len(self.deals) - 1 and self.shadow.deal == len(self.deals):
+            self._fail()
+
+    def close(self) -> None:
+        pass
+
+    def turn(self, message: dict[str, Any]) -> str:
+        state = self.shadow
+        try:
+            action = _answer(state, self.deals, self.replay["result"], self.seat)
+        except (IndexError, KeyError, ValueError) as error:
+            raise ReplayMismatch(
+                f"deal {state.deal}: no decision for seat {self.seat}: {error}"
+            ) from error
+        if action is None:
+            if self.fault is None:
+                raise ReplayMismatch(
+                    f"deal {state.deal}: replay stops with seat {self.seat} to move"
+                )
+            self._fail()
+        if action not in message["legal"]:
+            raise ReplayMismatch(
+                f"deal {state.deal}, trick {len(state.tricks) + 1}: seat {self.seat} "
+                f"{action!r} is not legal there"
+            )
+        self.answered += 1
+        following = state.step(action)
+        for seat in self.others:
+            seat.shadow = following
+        return action
 
 
 def _answer(state: State, deals: list[dict], result: dict, seat: int) -> str | None:

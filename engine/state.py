@@ -38,7 +38,6 @@ from engine.cards import (
     RANK_7,
     RANK_8,
     RANK_MASKS,
-    SUIT_MASKS,
     TNA_MASKS,
     cards_of,
 )
@@ -520,10 +519,17 @@ def _complete_trick(state: State, packed: int, trick: tuple[int, ...]) -> State:
     (rules, seed, deal, dealer, redeal, score, dealt, leader, tricks, taken, won, said, _, run,
      announced, poules, bonus, melds, melded, redeals, history, result) = state[4]  # fmt: skip
     a, b, c, d = trick
-    led = SUIT_MASKS[a >> 3]
-    in_suit = ((1 << a) | (1 << b) | (1 << c) | (1 << d)) & led
-    best = (in_suit & -in_suit).bit_length() - 1  # strongest card has the lowest index
-    winner = (leader + trick.index(best)) & 3
+    # The strongest card of the suit led has the lowest index within that suit's eight.
+    # Any card between the suit's first index and the best so far is of that suit and stronger.
+    low = a & ~7
+    best, pos = a, 0
+    if low <= b < best:
+        best, pos = b, 1
+    if low <= c < best:
+        best, pos = c, 2
+    if low <= d < best:
+        best, pos = d, 3
+    winner = (leader + pos) & 3
     team = winner & 1
     card_thirds = CARD_THIRDS[a] + CARD_THIRDS[b] + CARD_THIRDS[c] + CARD_THIRDS[d]
     last = len(tricks) == TRICKS_PER_DEAL - 1
@@ -536,7 +542,10 @@ def _complete_trick(state: State, packed: int, trick: tuple[int, ...]) -> State:
         won = (won[0] + 1, won[1])
     tricks = (*tricks, _new(Trick, (leader, trick, winner, thirds)))
     mode = rules.politaine
-    if mode != "off" and (run is not None or (best & 7) < 3):
+    # A run moves only if one is under way, or starts (announced, or any T/9/A before-play).
+    if run is not None or (
+        announced if mode == "first-card" else mode == "before-play" and (best & 7) < 3
+    ):
         hand = packed >> (winner << 5) & _HAND
         run, bonus, poules = _politaine(mode, run, announced, winner, best, hand, bonus, poules)
     low_lead = rules.low_lead
@@ -600,7 +609,11 @@ def _politaine(
 def _end_deal(state: State) -> State:
     rules = state.rules
     taken, bonus, melds = state.taken, state.bonus, state.melds
-    score = tuple(state.score[t] + taken[t] // 3 + bonus[t] + melds[t] for t in (0, 1))
+    before = state.score
+    score = (
+        before[0] + taken[0] // 3 + bonus[0] + melds[0],
+        before[1] + taken[1] // 3 + bonus[1] + melds[1],
+    )
     winner: int | None = None
     reason = None
     if rules.capot and TRICKS_PER_DEAL in state.won:
