@@ -4,8 +4,8 @@ decision to a persistent bot, printed side by side.
     python benchmarks/sandbox_speed.py [--starts 40] [--decisions 3000]
 
 Goals (issue 3): bwrap adds under 10 ms to a start; a decision round trip under 100 µs median.
-Figures only; nothing here asserts on timing. The whole-match comparison (four random bots, bare
-vs bwrap, within 1.5x) needs the engine's referee: see ``bench_whole_match``.
+And a whole quatre-sept match of four Python random bots bare and in bwrap (goal: within 1.5x).
+Figures only; nothing here asserts on timing.
 """
 
 from __future__ import annotations
@@ -87,11 +87,29 @@ def bench_round_trip(bot: InstalledBot, n: int) -> dict[str, list[float]]:
     return times
 
 
-def bench_whole_match() -> dict[str, float] | None:
-    """TODO(engine hook): a whole quatre-sept match of four Python random bots, bare vs bwrap
-    (goal: bwrap within 1.5x). Plug the engine's referee in here once ``arena`` wires seats to
-    ``BotSession``; the sandbox itself may not import ``engine``."""
-    return None
+def bench_whole_match(root: Path, matches: int) -> dict[str, list[float]]:
+    """Whole quatre-sept matches of four copies of the Python starter bot (random over legal),
+    started fresh for every match as the platform does, bare vs in bwrap; seconds per match.
+
+    The engine's referee plays them; ``arena.runtime.seats.SessionSeat`` adapts the sessions
+    (a benchmark may use every layer, the sandbox package itself may not import ``engine``).
+    """
+    from arena.runtime.seats import SessionSeat
+    from engine import play_match, rules_for
+
+    source = (Path(__file__).resolve().parents[1] / "examples" / "python" / "bot.py").read_bytes()
+    bot = install_package(source, "bot.py", root / "starter")
+    rules = rules_for("quatre-sept")
+    times: dict[str, list[float]] = {"bare": [], "bwrap": []}
+    for seed in range(matches):
+        for label, runner, target in _starters(bot):
+            start = time.perf_counter()
+            seats = [SessionSeat(open_session(runner, target, CLOCK)) for _ in range(4)]
+            outcome = play_match(rules, seats, seed=seed)
+            times[label].append(time.perf_counter() - start)
+            if outcome.replay["result"]["fault"] is not None:
+                raise RuntimeError(f"{label} match {seed} faulted: {outcome.replay['result']}")
+    return times
 
 
 def _p(samples: list[float], q: float) -> float:
@@ -103,6 +121,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--starts", type=int, default=40)
     parser.add_argument("--decisions", type=int, default=3000)
+    parser.add_argument("--matches", type=int, default=20)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="qs-bench-"))
     root.chmod(0o711)
@@ -110,6 +129,7 @@ def main() -> None:
         bot = install_package(TRIVIAL_BOT, "trivial.py", root / "trivial")
         starts = bench_start(bot, args.starts)
         trips = bench_round_trip(bot, args.decisions)
+        match = bench_whole_match(root, args.matches)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     bare, boxed = (statistics.median(starts[k]) * 1e3 for k in ("bare", "bwrap"))
@@ -123,9 +143,11 @@ def main() -> None:
         samples = trips[label]
         print(f"  {label:>8}: {statistics.median(samples) * 1e6:6.1f} µs  "
               f"{_p(samples, 0.99) * 1e6:6.1f} µs   (goal median < 100 µs)")
-    match = bench_whole_match()
-    print("whole match, bare vs bwrap: " + ("not measured yet (see bench_whole_match)"
-                                           if match is None else str(match)))
+    bare_match, boxed_match = (statistics.median(match[k]) for k in ("bare", "bwrap"))
+    print(f"whole quatre-sept match, four python starter bots, median of {args.matches}")
+    print(f"  {'bare':>8}: {bare_match * 1e3:7.1f} ms")
+    print(f"  {'bwrap':>8}: {boxed_match * 1e3:7.1f} ms")
+    print(f"  {'ratio':>8}: {boxed_match / bare_match:7.2f}x     (goal within 1.5x)")
 
 
 if __name__ == "__main__":
