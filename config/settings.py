@@ -8,6 +8,7 @@ Environment variables:
   DJANGO_SECRET_KEY, DJANGO_DEBUG (1/0), ALLOWED_HOSTS (comma-separated), CSRF_TRUSTED_ORIGINS,
   DATABASE_URL, REDIS_URL, ARENA_VAR_DIR (default ./var), ARENA_SANDBOX (bwrap | docker),
   ARENA_QUEUE (Celery queue name), ARENA_MATCH_TIME_LIMIT (s), ARENA_STUCK_AFTER (s),
+  ARENA_VISIBILITY_TIMEOUT (s, Redis: when an unacknowledged match goes back to the queue),
   ARENA_UPLOAD_RATE (e.g. 30/hour), ARENA_BOT_CACHE (unpacked bots), CELERY_EAGER (1: run tasks
   in-process, for tests and demos without a worker).
 Must not import ``arena``.
@@ -188,7 +189,9 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # Above the longest match, so a slow match is never handed to a second worker...
-        "visibility_timeout": ARENA_MATCH_TIME_LIMIT + 300,
+        "visibility_timeout": int(
+            os.environ.get("ARENA_VISIBILITY_TIMEOUT", str(ARENA_MATCH_TIME_LIMIT + 300))
+        ),
         # ...and a dead worker's match comes back soon after it: kombu's defaults scan for
         # abandoned messages only every 10 s x 10 = 100 s.
         "unacked_restore_interval": 5,
