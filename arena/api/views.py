@@ -8,7 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticatedOrReadOnly
+from rest_framework.permissions import IsAdminUser, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -24,6 +24,7 @@ from arena.selectors.leaderboard import leaderboard
 from arena.selectors.matches import match_list, match_replay
 from arena.selectors.tournaments import tournament_list
 from arena.services.bots import bot_create, bot_retire, bot_version_create
+from arena.services.matches import match_requeue
 from arena.services.tournaments import tournament_create
 from sandbox.package import MAX_PACKAGE_BYTES
 
@@ -159,6 +160,19 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = out.MatchSerializer
     pagination_class = ArenaPagination
     filterset_class = MatchFilter
+
+    @extend_schema(request=None, responses=out.MatchSerializer)
+    @action(detail=True, methods=["post"], permission_classes=[IsAdminUser])
+    def requeue(self, request: Request, pk: str | None = None) -> Response:
+        """Staff only: put a failed match back on the queue (409 unless it failed)."""
+        match = self.get_object()
+        if not match_requeue(match_id=match.pk):
+            return Response(
+                {"detail": f"only failed matches are re-queued; this one is {match.status}"},
+                status=status.HTTP_409_CONFLICT,
+            )
+        match = match_list().get(pk=match.pk)
+        return Response(out.MatchSerializer(match, context=self.get_serializer_context()).data)
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["get"])

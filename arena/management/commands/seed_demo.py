@@ -1,21 +1,27 @@
 """``python manage.py seed_demo``: demo users (alice, bob), the built-in bots, one uploaded bot
-each (validated here, in this process), and a demo round-robin queued for the workers.
+each (validated here, in this process), a demo round-robin queued for the workers, and a nightly
+round-robin schedule (celery beat starts it over the latest ready version of every bot).
 
 Idempotent: run it again and it adds nothing that is already there.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
+from django.utils import timezone
 
-from arena.models import Bot, Tournament, VersionStatus
+from arena.models import Bot, Schedule, Tournament, VersionStatus
 from arena.services.bots import bot_create, builtin_bots_ensure
 from arena.services.play import match_play
+from arena.services.schedules import schedule_create
 from arena.services.tournaments import tournament_create
 
 DEMO_PASSWORD = "demo-pass-1234"
 DEMO_TOURNAMENT = "Demo round-robin"
+NIGHTLY = "Nightly quatre-sept"
 
 RANDOM_BOT = b'''"""Plays a random legal action: a complete protocol-1 bot."""
 import json
@@ -83,4 +89,13 @@ class Command(BaseCommand):
             )
             total = tournament.matches.count()
             self.stdout.write(f"{DEMO_TOURNAMENT}: {total} matches queued (id {tournament.pk})")
+        if not Schedule.objects.filter(name=NIGHTLY).exists():
+            midnight = (timezone.now() + timedelta(days=1)).replace(
+                hour=0, minute=0, second=0, microsecond=0
+            )
+            schedule_create(
+                name=NIGHTLY, rules={"preset": "quatre-sept"}, pairs=2, every_hours=24,
+                first_run_at=midnight,
+            )
+            self.stdout.write(f"{NIGHTLY}: every 24 h from {midnight:%Y-%m-%d %H:%M} UTC")
         self.stdout.write(f"demo users: alice, bob (password {DEMO_PASSWORD})")

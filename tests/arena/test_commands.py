@@ -1,0 +1,124 @@
+"""Management commands: ``play`` (no database at all), ``seed_demo``, ``requeue_matches``; and the
+staff-only re-queue endpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from arena.models import Bot, Match, MatchStatus, Schedule, Tournament
+from engine.check import check_replay
+from tests.arena.conftest import CRASH_BOT, RANDOM_BOT
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def play(*args: str) -> subprocess.CompletedProcess:
+    """Run ``manage.py play`` with a database URL that cannot work: it must not need one."""
+    env = {**os.environ, "DATABASE_URL": "postgres://nobody@127.0.0.1:1/nothing"}
+    return subprocess.run(
+        [sys.executable, "manage.py", "play", *args], cwd=ROOT, env=env, capture_output=True,
+        text=True, timeout=300,
+    )
+
+
+def test_play_runs_duplicate_pairs_and_writes_replays(tmp_path, settings):
+    bot = settings.VAR_DIR / "test-play-bot.py"
+    bot.write_bytes(RANDOM_BOT)
+    replays = tmp_path / "replays"
+    done = play("--rules", "quatre-sept", "--set", "target=21", "--seed", "40", "--pairs", "2",
+                "--replay-dir", str(replays), "builtin:greedy", str(bot))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 5
+    assert lines[0].startswith("match 1/4 seed 40 A on 0,2")
+    assert lines[1].startswith("match 2/4 seed 40 B on 0,2")
+    assert lines[2].startswith("match 3/4 seed 41")
+    summary = json.loads(lines[-1])
+    assert summary["matches"] == 4
+    assert sum(summary["wins"].values()) + summary["draws"] == 4
+    assert summary["faults"] == {"builtin:greedy": 0, str(bot): 0}
+    assert summary["elapsed_s"] > 0
+    files = sorted(replays.iterdir())
+    assert len(files) == 4
+    documents = [json.loads(f.read_text()) for f in files]
+    for document in documents:
+        assert document["rules"]["target"] == 21
+        check_replay(document)
+    first, second = documents[0], documents[1]
+    assert first["seed"] == second["seed"] == 40
+    assert first["deals"][0]["hands"] == second["deals"][0]["hands"]  # same deck, teams swapped
+    assert first["players"][0]["bot"] == second["players"][1]["bot"] == "builtin:greedy"
+
+
+def test_play_counts_faults_per_bot(settings):
+    bot = settings.VAR_DIR / "test-play-crash.py"
+    bot.write_bytes(CRASH_BOT)
+    done = play("--rules", "pollack", str(bot), "builtin:random")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["faults"] == {str(bot): 2, "builtin:random": 0}
+    assert summary["wins"] == {str(bot): 0, "builtin:random": 2}
+    assert "crash" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rules", "nope", "builtin:random", "builtin:random"], "unknown preset"),
+        (["--rules", "quatre-sept", "--set", "colour=red", "builtin:random", "builtin:random"],
+         "colour"),
+        (["--rules", "quatre-sept", "builtin:nobody", "builtin:random"], "unknown built-in"),
+        (["--rules", "quatre-sept", "/no/such/bot.py", "builtin:random"], "neither"),
+    ],
+)
+def test_play_explains_bad_arguments(args, message):
+    done = play(*args)
+    assert done.returncode != 0
+    assert message in done.stderr
+
+
+@pytest.mark.django_db
+def test_seed_demo_is_idempotent(run_tasks):
+    out = StringIO()
+    with run_tasks():
+        call_command("seed_demo", stdout=out)
+    assert "alice/dice v1: ready" in out.getvalue()
+    tournament = Tournament.objects.get(name="Demo round-robin")
+    assert tournament.status == "finished"  # eager tasks: played already
+    assert tournament.entries.count() == 4
+    assert Schedule.objects.filter(enabled=True).count() == 1
+    counts = (Bot.objects.count(), Tournament.objects.count(), Match.objects.count())
+    call_command("seed_demo", stdout=StringIO())
+    assert (Bot.objects.count(), Tournament.objects.count(), Match.objects.count()) == counts
+
+
+@pytest.mark.django_db
+def test_failed_matches_are_requeued_by_command_and_by_staff(run_tasks, client_for, alice):
+    with run_tasks():
+        call_command("seed_demo", "--pairs", "1", stdout=StringIO())
+    matches = list(Match.objects.filter(tournament__name="Demo round-robin")[:2])
+    Match.objects.filter(pk__in=[m.pk for m in matches]).update(
+        status=MatchStatus.FAILED, failure="stuck"
+    )
+    out = StringIO()
+    with run_tasks():
+        call_command("requeue_matches", str(matches[0].pk), stdout=out)
+    assert f"[{matches[0].pk}]" in out.getvalue()
+    assert Match.objects.get(pk=matches[0].pk).status == MatchStatus.FINISHED
+    url = f"/api/matches/{matches[1].pk}/requeue/"
+    assert client_for(alice).post(url).status_code == 403
+    alice.is_staff = True
+    alice.save()
+    with run_tasks():
+        response = client_for(alice).post(url)
+    assert response.status_code == 200, response.content
+    assert Match.objects.get(pk=matches[1].pk).status == MatchStatus.FINISHED
+    assert client_for(alice).post(url).status_code == 409
