@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from functools import lru_cache
 
 from engine.cards import DECK_SIZE
 
@@ -68,6 +69,7 @@ def deal_hands(deck: list[int], dealer: int) -> tuple[int, int, int, int]:
     return by_offset[start:] + by_offset[:start]
 
 
+@lru_cache(maxsize=256)
 def seeded_hands(seed: int, deal: int, redeal: int, dealer: int) -> tuple[int, int, int, int]:
-    """The hands of one deal of a seeded match."""
+    """The hands of one deal of a seeded match (cached: search ends many deals on one seed)."""
     return deal_hands(shuffled_deck(seed, deal, redeal), dealer)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from engine.bots.expert import ExpertBot
 from engine.bots.greedy import GreedyBot
 from engine.bots.random_bot import RandomBot
 
@@ -25,7 +26,7 @@ class Bot(Protocol):
     def notify(self, message: dict[str, Any]) -> None: ...
 
 
-BUILTIN_BOTS: dict[str, type] = {"random": RandomBot, "greedy": GreedyBot}
+BUILTIN_BOTS: dict[str, type] = {"random": RandomBot, "greedy": GreedyBot, "expert": ExpertBot}
 
 
 def make_bot(name: str) -> Bot:
@@ -57,4 +58,4 @@ class BotSeat:
         pass
 
 
-__all__ = ["BUILTIN_BOTS", "Bot", "BotSeat", "GreedyBot", "RandomBot", "make_bot"]
+__all__ = ["BUILTIN_BOTS", "Bot", "BotSeat", "ExpertBot", "GreedyBot", "RandomBot", "make_bot"]

@@ -1,0 +1,131 @@
+"""``expert``: determinized search over deals consistent with everything public.
+
+One decision: read the message (``view``), build a sampler of hidden hands (``sampler``), and
+run perfect-information Monte Carlo (``search``) over engine states rebuilt for each sample
+(``world``), finishing deals with the rollout policy (``policy``) or an exact solver, valued by
+the chance to win the match (``outlook``). Fixed choices skip search: meld everything, announce
+every poule, demand every redeal offered, claim exactly when the count reaches the target.
+
+Budget per decision: ``max_worlds`` samples, stopped early by a time cap of ``move_ms`` (150 ms
+by default), and never more than a fortieth of what is left of the bank. With the cap unreached,
+a match replays exactly (the RNG is seeded from match id and seat). Environment overrides for
+measurements: ``EXPERT_WORLDS`` and ``EXPERT_MS``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+from typing import Any
+
+from engine.actions import CLAIM, PLAY_LIMIT, parse_action
+from engine.rules import rules_from_dict
+
+from .outlook import Outlook
+from .policy import claim_is_sure, policy_action, with_flags
+from .sampler import Sampler
+from .search import Evaluator, pimc
+from .view import read_view
+from .world import Worlds
+
+DEFAULT_WORLDS = 400
+DEFAULT_MS = 150.0
+
+
+class ExpertBot:
+    """The ``expert`` built-in bot (protocol 1, in-process or through ``python -m engine.bots``)."""
+
+    name = "expert"
+
+    def __init__(
+        self,
+        seed: int | str | None = None,
+        *,
+        worlds: int | None = None,
+        move_ms: float | None = None,
+    ) -> None:
+        self.max_worlds = worlds or int(os.environ.get("EXPERT_WORLDS", DEFAULT_WORLDS))
+        self.move_ms = move_ms or float(os.environ.get("EXPERT_MS", DEFAULT_MS))
+        self.rng = random.Random(seed)
+        self.seat = 0
+        self.rules = None
+        self.outlook: Outlook | None = None
+        self.bank_left = 60.0
+        self.last_worlds = 0
+
+    def hello(self, message: dict[str, Any]) -> None:
+        self.seat = message["seat"]
+        self.rules = rules_from_dict(message["rules"])
+        self.outlook = Outlook(self.rules)
+        clock = message.get("clock") or {}
+        self.bank_left = clock.get("bank_ms", 60_000) / 1000
+        self.move_cap = min(self.move_ms, 0.3 * clock.get("move_ms", 1000)) / 1000
+        self.rng.seed(f"{message.get('match')}:{self.seat}")
+
+    def notify(self, message: dict[str, Any]) -> None:
+        pass
+
+    def act(self, message: dict[str, Any]) -> str:
+        started = time.perf_counter()
+        try:
+            return self._decide(message, started)
+        except Exception as error:  # never fault: fall back to the first legal action
+            print(f"expert: {type(error).__name__}: {error}", file=sys.stderr)
+            return message["legal"][0]
+        finally:
+            # The referee's clock also counts our reading and writing: add a margin.
+            self.bank_left -= time.perf_counter() - started + 0.002
+
+    def _decide(self, message: dict[str, Any], started: float) -> str:
+        legal: list[str] = message["legal"]
+        if len(legal) == 1:
+            return legal[0]
+        decision = message["decision"]
+        if decision == "redeal":
+            return "redeal" if "redeal" in legal else legal[0]
+        if decision in ("poules", "meld"):
+            return legal[-1] if decision == "poules" else legal[0]
+        rules = self.rules
+        assert rules is not None and self.outlook is not None
+        view = read_view(message["state"], rules.low_lead)
+        sampler = Sampler(view, rules, self.rng)
+        worlds = Worlds(rules, view, decision)
+        first = worlds.build(sampler.draw())
+        codes = [parse_action(a) for a in legal]
+        if CLAIM in codes and claim_is_sure(first, self.seat):
+            return "claim"
+        candidates: list[int] = []
+        for a in codes:
+            if a < 32:
+                flagged = with_flags(first, a, tuple(codes))
+                if flagged not in candidates:
+                    candidates.append(flagged)
+        if not candidates:  # no card to play: only claims, melds or the like
+            return legal[0]
+        fallback = policy_action(first)
+        if fallback >= PLAY_LIMIT or fallback & ~(31 | 32) or fallback not in candidates:
+            fallback = candidates[0]
+        if len(candidates) == 1:
+            return _string(candidates[0], legal)
+        budget = min(self.move_cap, max(0.0, self.bank_left - 5.0) / 40)
+        pending = [first]
+
+        def draw():
+            return pending.pop() if pending else worlds.build(sampler.draw())
+
+        evaluator = Evaluator(self.outlook, self.seat & 1, view.deal)
+        action, _, used = pimc(
+            candidates, draw, evaluator, max_worlds=self.max_worlds,
+            deadline=started + budget, fallback=fallback,
+        )  # fmt: skip
+        self.last_worlds = used
+        return _string(action, legal)
+
+
+def _string(action: int, legal: list[str]) -> str:
+    from engine.actions import action_to_str
+
+    text = action_to_str(action)
+    return text if text in legal else legal[0]
