@@ -1,12 +1,21 @@
 """Covariance of the fitted ratings, in logits², for the mean-anchored parametrisation.
 
 ``inverse_information`` is the plain (model-based) covariance H⁺, the pseudo-inverse of the
-observed information H (prior included): right when games are independent. The ratings' reported
-covariance is the cluster-robust sandwich H⁺ B H⁺ with B = C/(C − 1) · Σ_c g_c g_cᵀ, g_c the score
-(gradient) contribution of cluster c. The cluster is the duplicate pair: its two matches share a
-deal, so their outcomes are correlated (usually negatively: the luck of the cards goes to the
-seats, and the seats swap). Treating the pair as the sampling unit is honest whatever that
-correlation is; C/(C − 1) is the usual small-sample factor (CR1, as in Stata).
+observed information H (prior included): right when games are independent, and what published
+Bradley-Terry standard errors are. The reported covariance is cluster-robust, H⁺ B H⁺ with
+B = Σ_c g̃_c g̃_cᵀ, g_c the score (gradient) contribution of cluster c. The cluster is the duplicate
+pair: its two matches share a deal, so their outcomes are correlated (usually negatively: the luck
+of the cards goes to the seats, and the seats swap), and treating the pair as the sampling unit is
+honest whatever that correlation is.
+
+Small samples: the plain sandwich (CV1) is too narrow with few clusters per version (a seeded
+simulation of 8 versions × 14–70 matches covered the truth 88–93% of the time). Where every
+cluster holds games of a single pair of versions (always so on the platform), g_c = R_c (e_i − e_j)
+and the cluster's leverage is a scalar h_c = w_c (e_i − e_j)ᵀ H⁺ (e_i − e_j), w_c its information;
+we use the cluster jackknife CV3, g̃_c = g_c / (1 − h_c) (MacKinnon, Nielsen & Webb, "Cluster-robust
+inference: A guide to empirical practice", J. Econometrics 2023, recommend it), with 1 − h_c
+floored at 0.01 (h_c → 1 when one cluster is the only link between two parts of the board). Other
+clusterings get CV1: g̃_c = g_c · sqrt(C/(C − 1)).
 
 Imports neither Django nor anything of ``arena`` outside ``arena.rating``.
 """
@@ -16,6 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from arena.rating.data import Games, Pairs
+
+#: Floor of 1 − h_c in the CV3 adjustment.
+MIN_ONE_MINUS_LEVERAGE = 0.01
 
 
 def inverse_information(pairs: Pairs, theta: np.ndarray, group: np.ndarray) -> np.ndarray:
@@ -36,16 +48,14 @@ def inverse_information(pairs: Pairs, theta: np.ndarray, group: np.ndarray) -> n
 
 def cluster_covariance(games: Games, theta: np.ndarray, bread: np.ndarray) -> np.ndarray:
     """The sandwich H⁺ B H⁺ with clusters of real games (virtual draws are not data)."""
-    c = games.clusters
-    meat = _meat(games, theta)
-    if c > 1:
-        meat *= c / (c - 1)
+    meat = _meat(games, theta, bread)
     robust = bread @ meat @ bread
     return (robust + robust.T) / 2
 
 
-def _meat(games: Games, theta: np.ndarray) -> np.ndarray:
-    """B = Σ_c g_c g_cᵀ, g_c the sum over cluster c's games of (s − p)(e_a − e_b)."""
+def _meat(games: Games, theta: np.ndarray, bread: np.ndarray) -> np.ndarray:
+    """B = Σ_c g̃_c g̃_cᵀ, g_c the sum over cluster c's games of (s − p)(e_a − e_b), adjusted
+    (CV3 for single-pair clusters, CV1 otherwise)."""
     size = games.size
     p = 1.0 / (1.0 + np.exp(-(theta[games.a] - theta[games.b])))
     r = games.score - p
@@ -54,9 +64,13 @@ def _meat(games: Games, theta: np.ndarray) -> np.ndarray:
     first = np.full(games.clusters, -1, dtype=np.int64)
     first[games.cluster] = key
     if (first[games.cluster] == key).all():
-        # Each cluster holds games of one pair: g_c = R_c (e_lo − e_hi), B a Laplacian.
+        # Each cluster holds games of one pair: g_c = R_c (e_i − e_j), B a Laplacian.
         r_lo = np.bincount(games.cluster, np.where(games.a == lo, r, -r), games.clusters)
-        return laplacian(first // size, first % size, r_lo**2, size)
+        info = np.bincount(games.cluster, p * (1.0 - p), games.clusters)
+        i, j = first // size, first % size
+        leverage = info * (bread[i, i] + bread[j, j] - 2.0 * bread[i, j])
+        r_lo = r_lo / np.maximum(1.0 - leverage, MIN_ONE_MINUS_LEVERAGE)
+        return laplacian(i, j, r_lo**2, size)
     # General clusters: entries (cluster, version, value), joined with each other per cluster.
     cluster = np.concatenate([games.cluster, games.cluster])
     version = np.concatenate([games.a, games.b])
@@ -72,7 +86,8 @@ def _meat(games: Games, theta: np.ndarray) -> np.ndarray:
     flat = np.bincount(
         version[left] * size + version[right], value[left] * value[right], size * size
     )
-    return flat.reshape(size, size)
+    c = games.clusters
+    return flat.reshape(size, size) * (c / (c - 1) if c > 1 else 1.0)
 
 
 def reanchor(cov: np.ndarray, group: np.ndarray, k: int) -> np.ndarray:

@@ -4,9 +4,13 @@ Choices (the defaults):
 
 - **Draws** are half points: the log-likelihood is Σ s·log p + (1 − s)·log(1 − p) over games,
   with p = 1 / (1 + 10^(−(Ra − Rb)/400)) (Ordo's model).
-- **Prior**: ``PRIOR_DRAWS`` = 2 BayesElo-style virtual draws per version, shared equally among the
-  opponents it met (``arena.rating.data.with_virtual_draws``); ``prior=0`` is plain maximum
-  likelihood, which has no finite solution for a version that won (or lost) every game.
+- **Prior**: ``PRIOR_DRAWS`` = 1 BayesElo-style virtual draw per version, shared equally among the
+  opponents it met (``arena.rating.data.with_virtual_draws``), so each version's record gains
+  about 2 virtual draws (its own and its share of its opponents'). It keeps a perfect record
+  finite and pulls nothing towards a fixed value; it is weaker than BayesElo's default (2), which
+  biased ratings of strong and weak versions enough to cost the intervals coverage (a seeded
+  simulation at 14–70 matches per version: 90–93% with 2, 94% with 1). ``prior=0`` is plain
+  maximum likelihood, which has no finite solution for a version that won (or lost) every game.
 - **Anchor**: the mean rating of each connected group of versions is ``CENTER`` = 1500, or, with
   ``anchor=(version, elo)``, that version is fixed and the rest of its group follows.
 
@@ -36,8 +40,8 @@ from arena.rating.data import Games, Pairs, Result, aggregate, encode, groups, w
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 #: The mean rating of each group of versions that played each other.
 CENTER = 1500.0
-#: Virtual draws each version brings (BayesElo's default prior strength).
-PRIOR_DRAWS = 2.0
+#: Virtual draws each version brings (half BayesElo's default strength of 2).
+PRIOR_DRAWS = 1.0
 #: Boards up to this many versions take dense Newton steps; larger ones conjugate gradients.
 DENSE_LIMIT = 300
 
@@ -91,7 +95,7 @@ def fit_ratings(
     prior: float = PRIOR_DRAWS,
     anchor: tuple[Hashable, float] | None = None,
     center: float = CENTER,
-    tol: float = 1e-10,
+    tol: float = 1e-9,
     max_iter: int = 100,
 ) -> Fit:
     """Fit ratings to ``results`` (``Result`` or ``(a, b, score, cluster)`` tuples).
@@ -147,6 +151,8 @@ def _newton(
         if null is not None:
             step = np.linalg.solve(laplacian(pairs.i, pairs.j, weight, size) + null, grad)
         else:
+            # Rounding leaves the gradient slightly off the Laplacian's range: project it back.
+            grad -= (np.bincount(group, grad) / sizes)[group]
             step = _pcg(pairs.i, pairs.j, weight, grad, size)
             step -= (np.bincount(group, step) / sizes)[group]
         t = 1.0
@@ -180,12 +186,15 @@ def _pcg(
     z = inv_diag * r
     d = z.copy()
     rz = r @ z
-    stop = 1e-24 * max(rhs @ rhs, 1e-300)
-    for _ in range(10 * size):
+    stop = 1e-20 * (rhs @ rhs)
+    for _ in range(4 * size):
         if r @ r <= stop:
             break
         q = apply(d)
-        alpha = rz / (d @ q)
+        curvature = d @ q
+        if curvature <= 0:
+            break
+        alpha = rz / curvature
         x += alpha * d
         r -= alpha * q
         z = inv_diag * r
@@ -195,8 +204,10 @@ def _pcg(
 
 
 def _loglik(pairs: Pairs, theta: np.ndarray) -> float:
+    """Σ w·log p + (n − w)·log(1 − p) = Σ w·x − n·log(1 + eˣ), x = θ_i − θ_j."""
     x = theta[pairs.i] - theta[pairs.j]
-    return float(-(pairs.w @ np.logaddexp(0.0, -x)) - ((pairs.n - pairs.w) @ np.logaddexp(0.0, x)))
+    softplus = np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
+    return float(pairs.w @ x - pairs.n @ softplus)
 
 
 def _counts(games: Games) -> dict[str, np.ndarray]:
