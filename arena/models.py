@@ -286,3 +286,68 @@ class Schedule(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class RefitState(models.TextChoices):
+    """A board's refit: idle → queued (a result asked for one) → running → idle; running → again
+    (results arrived meanwhile) → queued when the running refit ends. So at most one refit runs
+    per board, and a burst of results during a refit triggers exactly one more."""
+
+    IDLE = "idle"
+    QUEUED = "queued"
+    RUNNING = "running"
+    AGAIN = "again"
+
+
+class RatingBoard(models.Model):
+    """A rating board: one rule set, keyed by ``Match.rules_key`` (the preset, or the preset plus
+    its changed options sorted by name, e.g. ``quatre-sept{target=41}``): a rule set is one game,
+    so matches with changed options are rated on a board of their own. ``generation`` counts the
+    refits; the ``Rating`` rows of the latest generation are the board."""
+
+    key = models.CharField(max_length=255, unique=True)
+    preset = models.CharField(max_length=32)
+    state = models.CharField(max_length=8, choices=RefitState.choices, default=RefitState.IDLE)
+    state_changed_at = models.DateTimeField()
+    generation = models.PositiveIntegerField(default=0)
+    fitted_at = models.DateTimeField(null=True, blank=True)
+    matches = models.PositiveIntegerField(default=0, help_text="rated matches at the last refit")
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Rating(models.Model):
+    """A version's rating on a board at one refit: immutable, appended by each refit, so a
+    version's rows by generation are its history. ``ci95`` is the 95% interval's half-width (Elo);
+    ``los_next`` the likelihood of superiority over the version ranked next (null on the last row
+    or when that version is not connected to this one)."""
+
+    board = models.ForeignKey(RatingBoard, on_delete=models.CASCADE, related_name="ratings")
+    version = models.ForeignKey(BotVersion, on_delete=models.PROTECT, related_name="ratings")
+    generation = models.PositiveIntegerField()
+    fitted_at = models.DateTimeField()
+    rank = models.PositiveIntegerField()
+    elo = models.FloatField()
+    ci95 = models.FloatField()
+    matches = models.PositiveIntegerField()
+    wins = models.PositiveIntegerField()
+    losses = models.PositiveIntegerField()
+    draws = models.PositiveIntegerField()
+    provisional = models.BooleanField()
+    los_next = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["board_id", "generation", "rank"]
+        indexes = [models.Index(fields=["version", "board", "generation"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["board", "generation", "version"], name="rating_once_per_refit"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.version_id} on {self.board_id}#{self.generation}: {self.elo:.0f}"
