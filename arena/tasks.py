@@ -10,6 +10,7 @@ from celery import shared_task
 
 from arena.services.matches import matches_sweep_stuck
 from arena.services.play import match_play
+from arena.services.ratings import ratings_refit
 from arena.services.schedules import schedules_run_due
 
 
@@ -29,3 +30,9 @@ def sweep_stuck_matches() -> list[int]:
 def run_due_schedules() -> list[int]:
     """Start the repeating round-robins that are due (periodic, from celery beat)."""
     return [t.pk for t in schedules_run_due()]
+
+
+@shared_task(name="arena.tasks.refit_ratings")
+def refit_ratings(board_id: int) -> bool:
+    """Refit rating board ``board_id`` if it is queued (debounced: ``ratings_request_refit``)."""
+    return ratings_refit(board_id=board_id)

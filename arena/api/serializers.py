@@ -11,6 +11,7 @@ from rest_framework import serializers
 from arena.api.permissions import is_owner
 from arena.models import Bot, BotVersion, Match, MatchSeat, Tournament
 from arena.selectors.bots import bot_latest_version
+from arena.selectors.ratings import tournament_ranking_rows
 from arena.selectors.tournaments import (
     tournament_crosstable,
     tournament_progress,
@@ -195,15 +196,70 @@ class CrossRowSerializer(serializers.Serializer):
     results = serializers.ListField(child=CrossCellSerializer(allow_null=True))
 
 
+class RatedRowSerializer(serializers.Serializer):
+    """A rated version on a board or in a tournament's ranking (Bradley-Terry on the Elo scale)."""
+
+    rank = serializers.IntegerField()
+    version = serializers.IntegerField()
+    elo = serializers.FloatField(
+        help_text="Elo scale; each connected group of versions averages 1500"
+    )
+    ci95 = serializers.FloatField(
+        help_text="half-width of the 95% interval (duplicate pairs as clusters)"
+    )
+    matches = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    draws = serializers.IntegerField()
+    provisional = serializers.BooleanField(
+        help_text="fewer than 30 rated matches, or every match won (or lost)"
+    )
+    los_next = serializers.FloatField(
+        allow_null=True,
+        help_text="likelihood of superiority over the next row (null on the last row)",
+    )
+
+
+class LeaderboardRowSerializer(RatedRowSerializer):
+    bot = serializers.CharField()
+    owner = serializers.CharField()
+    number = serializers.IntegerField()
+    fitted_at = serializers.DateTimeField()
+
+
+class RankingRowSerializer(RatedRowSerializer):
+    label = serializers.CharField()
+
+
+class RatingHistorySerializer(serializers.Serializer):
+    """One refit's rating of a version on a board (``board``: the rule set's key)."""
+
+    board = serializers.CharField(source="board.key")
+    preset = serializers.CharField(source="board.preset")
+    generation = serializers.IntegerField()
+    fitted_at = serializers.DateTimeField()
+    rank = serializers.IntegerField()
+    elo = serializers.FloatField()
+    ci95 = serializers.FloatField()
+    matches = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    draws = serializers.IntegerField()
+    provisional = serializers.BooleanField()
+    los_next = serializers.FloatField(allow_null=True)
+
+
 class TournamentDetailSerializer(TournamentSerializer):
     versions = serializers.SerializerMethodField()
     progress = serializers.SerializerMethodField()
     standings = serializers.SerializerMethodField()
     crosstable = serializers.SerializerMethodField()
+    ranking = serializers.SerializerMethodField()
 
     class Meta(TournamentSerializer.Meta):
         fields = [
             *TournamentSerializer.Meta.fields, "versions", "progress", "standings", "crosstable",
+            "ranking",
         ]
 
     @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
@@ -222,11 +278,7 @@ class TournamentDetailSerializer(TournamentSerializer):
     def get_crosstable(self, tournament: Tournament) -> list[dict[str, Any]]:
         return tournament_crosstable(tournament=tournament)
 
-
-class LeaderboardRowSerializer(serializers.Serializer):
-    version = serializers.IntegerField()
-    bot = serializers.CharField()
-    owner = serializers.CharField()
-    number = serializers.IntegerField()
-    elo = serializers.FloatField(allow_null=True)
-    matches = serializers.IntegerField()
+    @extend_schema_field(RankingRowSerializer(many=True))
+    def get_ranking(self, tournament: Tournament) -> list[dict[str, Any]]:
+        """Ratings from this tournament's finished matches alone, with 95% intervals."""
+        return tournament_ranking_rows(tournament=tournament)

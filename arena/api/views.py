@@ -22,6 +22,7 @@ from arena.errors import ArenaError
 from arena.selectors.bots import bot_list, version_list
 from arena.selectors.leaderboard import leaderboard
 from arena.selectors.matches import match_list, match_replay
+from arena.selectors.ratings import version_rating_history
 from arena.selectors.tournaments import tournament_list
 from arena.services.bots import bot_create, bot_retire, bot_version_create
 from arena.services.matches import match_requeue
@@ -117,6 +118,14 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
     pagination_class = ArenaPagination
     filterset_class = VersionFilter
 
+    @extend_schema(responses=out.RatingHistorySerializer(many=True))
+    @action(detail=True, methods=["get"], filterset_class=None)
+    def ratings(self, request: Request, pk: str | None = None) -> Response:
+        """The version's rating history: one row per refit of each board it is rated on."""
+        history = version_rating_history(version=self.get_object())
+        page = self.paginate_queryset(history)
+        return self.get_paginated_response(out.RatingHistorySerializer(page, many=True).data)
+
 
 class TournamentViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
@@ -186,15 +195,19 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class LeaderboardView(APIView):
-    """The leaderboard of one preset (``?preset=quatre-sept`` by default)."""
+    """The leaderboard of one preset (``?preset=quatre-sept`` by default), or of a rule set with
+    changed options (``?board=quatre-sept{target=41}``, a tournament's ``rules_key``)."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("preset", str, default="quatre-sept")],
+        parameters=[
+            OpenApiParameter("preset", str, default="quatre-sept"),
+            OpenApiParameter("board", str, description="a rules_key; overrides preset"),
+        ],
         responses=out.LeaderboardRowSerializer(many=True),
     )
     def get(self, request: Request) -> Response:
         preset = request.query_params.get("preset", "quatre-sept")
-        rows = leaderboard(preset=preset)
+        rows = leaderboard(preset=preset, board=request.query_params.get("board") or None)
         paginator = ArenaPagination()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(out.LeaderboardRowSerializer(page, many=True).data)

@@ -1,39 +1,46 @@
-"""The leaderboard of one rule preset. Until ratings exist (issue 5 replaces this module's body),
-it lists the ready versions with the tournament matches they played on that preset, ``elo`` null.
+"""The leaderboard of one rating board: the rows of its latest refit, best first.
+
+A board is one rule set: ``?preset=quatre-sept`` is the preset as published, and a rule set with
+changed options has a board of its own, keyed like ``Match.rules_key``
+(``quatre-sept{target=41}``). Must not import services or tasks.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q
-
-from arena.models import BotVersion, MatchKind, MatchStatus, VersionStatus
+from arena.models import Rating, RatingBoard
 
 
-def leaderboard(*, preset: str) -> list[dict[str, Any]]:
-    """Rows with ``version``, ``bot``, ``owner``, ``elo`` (null until rated) and ``matches``
-    (finished tournament matches played on the unmodified preset ``preset``)."""
-    played = Q(
-        seats__seat__lt=2,
-        seats__match__kind=MatchKind.TOURNAMENT,
-        seats__match__status=MatchStatus.FINISHED,
-        seats__match__rules_key=preset,
-    )
-    versions = (
-        BotVersion.objects.filter(status=VersionStatus.READY)
-        .select_related("bot__owner")
-        .annotate(matches=Count("seats", filter=played))
-        .order_by("-matches", "id")
+def leaderboard(*, preset: str, board: str | None = None) -> list[dict[str, Any]]:
+    """Rows with ``rank``, ``version``, ``bot``, ``owner``, ``number``, ``elo``, ``ci95``
+    (half-width of the 95% interval), ``matches``, ``wins``, ``losses``, ``draws``,
+    ``provisional`` and ``los_next`` (likelihood of superiority over the next row), from the latest
+    refit of board ``board`` (default: the unmodified ``preset``); empty until its first refit."""
+    found = RatingBoard.objects.filter(key=board or preset).first()
+    if found is None or found.generation == 0:
+        return []
+    ratings = (
+        Rating.objects.filter(board=found, generation=found.generation)
+        .select_related("version__bot__owner")
+        .order_by("rank")
     )
     return [
         {
-            "version": v.pk,
-            "bot": v.bot.label,
-            "owner": v.bot.owner.username,
-            "number": v.number,
-            "elo": None,
-            "matches": v.matches,
+            "rank": r.rank,
+            "version": r.version_id,
+            "bot": r.version.bot.label,
+            "owner": r.version.bot.owner.username,
+            "number": r.version.number,
+            "elo": round(r.elo, 1),
+            "ci95": round(r.ci95, 1),
+            "matches": r.matches,
+            "wins": r.wins,
+            "losses": r.losses,
+            "draws": r.draws,
+            "provisional": r.provisional,
+            "los_next": None if r.los_next is None else round(r.los_next, 4),
+            "fitted_at": r.fitted_at,
         }
-        for v in versions
+        for r in ratings
     ]

@@ -1,12 +1,118 @@
-"""The hook where rating work starts: called (after commit) whenever a rated match finishes.
+"""Ratings: the debounced refit of a board, called (after commit) whenever a rated match finishes.
 
-A no-op until the ratings issue fills it in (issue 5: a debounced Bradley-Terry refit of the board
-``rules_key``). Must not import the API or tasks at module level.
+The refit is a state machine on ``RatingBoard.state`` (see ``RefitState``): a request moves idle →
+queued and sends one ``refit_ratings`` task, or running → again; the task moves queued → running,
+fits every rated result of the board (``arena.rating``: Bradley-Terry on the Elo scale, mean 1500,
+cluster-robust intervals with duplicate pairs as clusters), appends one ``Rating`` row per version
+as the board's next generation, then running → idle, or again → queued with one more task. So at
+most one refit runs per board and a burst of results triggers exactly one more; every result
+committed before a refit reads the board is in that refit (the request runs after the result's
+commit and the refit reads after its queued → running commit).
+
+A board left queued or running for ``REFIT_STALE_AFTER`` (a lost task or worker) is queued again by
+the next request. Must not import the API or tasks at module level.
 """
 
 from __future__ import annotations
 
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from arena.models import Rating, RatingBoard, RefitState
+from arena.rating import board as rating_board
+from arena.rating import fit_ratings
+from arena.selectors.ratings import rated_results
+
+log = logging.getLogger(__name__)
+
+#: A refit queued or running for longer than this is presumed lost.
+REFIT_STALE_AFTER = timedelta(minutes=15)
+
 
 def ratings_request_refit(*, preset: str, rules_key: str) -> None:
-    """Ask for the ratings of board ``rules_key`` (rule preset ``preset``) to be refitted."""
-    return None
+    """Ask for the ratings of board ``rules_key`` (rule preset ``preset``) to be refitted:
+    idle → queued (one task sent after commit), running → again; queued and again stay."""
+    now = timezone.now()
+    with transaction.atomic():
+        RatingBoard.objects.get_or_create(
+            key=rules_key, defaults={"preset": preset, "state_changed_at": now}
+        )
+        board = RatingBoard.objects.select_for_update().get(key=rules_key)
+        stale = board.state_changed_at < now - REFIT_STALE_AFTER
+        if board.state == RefitState.IDLE or (
+            stale and board.state in (RefitState.QUEUED, RefitState.RUNNING)
+        ):
+            _set_state(board, RefitState.QUEUED, now)
+            _send_refit(board.pk)
+        elif board.state == RefitState.RUNNING:
+            _set_state(board, RefitState.AGAIN, now)
+
+
+def ratings_refit(*, board_id: int) -> bool:
+    """queued → running → (idle | queued again): fit the board and append its next generation of
+    rating rows. False (nothing done) unless the board was queued."""
+    now = timezone.now()
+    started = RatingBoard.objects.filter(pk=board_id, state=RefitState.QUEUED).update(
+        state=RefitState.RUNNING, state_changed_at=now
+    )
+    if not started:
+        return False
+    board = RatingBoard.objects.get(pk=board_id)
+    try:
+        results = rated_results(rules_key=board.key)
+        rows = rating_board(fit_ratings(results))
+    except Exception:
+        log.exception("refit of rating board %s failed", board.key)
+        _finish(board_id, rows=None, matches=0)
+        raise
+    _finish(board_id, rows=rows, matches=len(results))
+    return True
+
+
+def _finish(board_id: int, *, rows: list | None, matches: int) -> None:
+    """Append the generation (unless the fit failed) and leave running: → idle, or again →
+    queued with one more task."""
+    now = timezone.now()
+    with transaction.atomic():
+        board = RatingBoard.objects.select_for_update().get(pk=board_id)
+        if rows is not None:
+            board.generation += 1
+            board.fitted_at = now
+            board.matches = matches
+            Rating.objects.bulk_create(
+                Rating(
+                    board=board, version_id=row.version, generation=board.generation,
+                    fitted_at=now, rank=rank, elo=row.elo, ci95=row.ci95, matches=row.matches,
+                    wins=row.wins, losses=row.losses, draws=row.draws,
+                    provisional=row.provisional, los_next=row.los_next,
+                )
+                for rank, row in enumerate(rows, start=1)
+            )
+        if board.state == RefitState.AGAIN:
+            board.state = RefitState.QUEUED
+            _send_refit(board.pk)
+        elif board.state == RefitState.RUNNING:
+            board.state = RefitState.IDLE
+        # queued: a request found this refit stale and queued another; that one will run.
+        board.state_changed_at = now
+        board.save()
+
+
+def _set_state(board: RatingBoard, state: RefitState, now) -> None:
+    board.state = state
+    board.state_changed_at = now
+    board.save(update_fields=["state", "state_changed_at"])
+
+
+def _send_refit(board_id: int) -> None:
+    """One ``refit_ratings`` task once the current transaction commits."""
+
+    def send() -> None:
+        from arena.tasks import refit_ratings
+
+        refit_ratings.delay(board_id)
+
+    transaction.on_commit(send)
