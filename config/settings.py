@@ -214,6 +214,9 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Keep each worker process's database connection across tasks (Celery closes it around every
+# task otherwise: a new PostgreSQL backend per match); Django still drops it after CONN_MAX_AGE.
+CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_TIME_LIMIT = ARENA_MATCH_TIME_LIMIT
 CELERY_TASK_SOFT_TIME_LIMIT = ARENA_MATCH_TIME_LIMIT - 30
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

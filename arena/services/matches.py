@@ -7,13 +7,23 @@ from __future__ import annotations
 import json
 import logging
 import zlib
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
-from arena.models import Match, MatchKind, MatchSeat, MatchStatus, Replay
+from arena.models import (
+    Match,
+    MatchKind,
+    MatchSeat,
+    MatchStatus,
+    Replay,
+    Tournament,
+    TournamentStatus,
+)
 from arena.runtime.play import PlayedMatch
 from arena.services.queue import queue_matches
 from arena.services.ratings import ratings_request_refit
@@ -30,61 +40,70 @@ log = logging.getLogger(__name__)
 QUIET_LOG_BYTES = 4096
 
 
-def match_start(*, match_id: int) -> Match | None:
-    """queued | running → running, counting the attempt; None if the match is finished or failed
-    (nothing to play). Running again is allowed: its worker was lost and the broker redelivered."""
-    with transaction.atomic():
-        match = Match.objects.select_for_update().filter(pk=match_id).first()
-        if match is None or match.status not in (MatchStatus.QUEUED, MatchStatus.RUNNING):
-            return None
-        match.status = MatchStatus.RUNNING
-        match.attempts += 1
-        match.started_at = timezone.now()
-        match.save(update_fields=["status", "attempts", "started_at"])
-        if match.kind == MatchKind.VALIDATION:
-            version_validation_begin(version=_validated_seat(match).version)
-    return match
+@dataclass(frozen=True)
+class StartedMatch:
+    """A match a worker has just started, with its four seats in order (versions, bots, owners
+    loaded)."""
+
+    match: Match
+    seats: list[MatchSeat]
 
 
-def match_record_result(*, match_id: int, played: PlayedMatch) -> bool:
-    """running → finished: in one transaction the result, each seat's fault and log, the compressed
-    replay, the validated version's verdict and the tournament's progress; rating work is asked for
-    after commit. False (and nothing written) unless the match is running."""
+def match_start(*, match_id: int) -> StartedMatch | None:
+    """queued | running → running, counting the attempt; the match and its seats, or None if it is
+    finished or failed (nothing to play). Running again is allowed: its worker was lost and the
+    broker redelivered. One conditional UPDATE (atomic on its own: concurrent starts serialize on
+    the row) and one SELECT."""
+    started = Match.objects.filter(
+        pk=match_id, status__in=[MatchStatus.QUEUED, MatchStatus.RUNNING]
+    ).update(status=MatchStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now())
+    if not started:
+        return None
+    seats = list(
+        MatchSeat.objects.filter(match_id=match_id)
+        .select_related("match", "version__bot__owner")
+        .order_by("seat")
+    )
+    match = seats[0].match
+    if match.kind == MatchKind.VALIDATION:
+        version_validation_begin(version=seats[0].version)
+    return StartedMatch(match=match, seats=seats)
+
+
+def match_record_result(*, match: Match, played: PlayedMatch) -> bool:
+    """running → finished: in one transaction the result, each seat's fault and log and the
+    compressed replay, and the validated version's verdict; after commit, the tournament's progress
+    and rating work. False (and nothing written) unless the match is running.
+
+    ``match`` is the row ``match_start`` returned (its kind, tournament and rules never change)."""
     outcome = played.outcome
     result = outcome.result
     fault = result.get("fault")
+    raw = json.dumps(outcome.replay, separators=(",", ":")).encode()
     with transaction.atomic():
-        match = Match.objects.select_for_update().filter(pk=match_id).first()
-        if match is None or match.status != MatchStatus.RUNNING:
-            return False
-        seats = {s.seat: s for s in match.seats.select_related("version")}
-        for number, seat in seats.items():
-            tail = played.tails.get(number, "")
-            if fault and fault["seat"] == number:
-                seat.fault_kind, seat.fault_detail = fault["kind"], fault["detail"]
-                seat.log = tail
-            else:
-                seat.log = tail[-QUIET_LOG_BYTES:]
-        MatchSeat.objects.bulk_update(seats.values(), ["fault_kind", "fault_detail", "log"])
-        raw = json.dumps(outcome.replay, separators=(",", ":")).encode()
-        Replay.objects.update_or_create(
-            match=match, defaults={"data": zlib.compress(raw, 6), "size": len(raw)}
+        finished = Match.objects.filter(pk=match.pk, status=MatchStatus.RUNNING).update(
+            status=MatchStatus.FINISHED, winner=result["winner"], score=result["score"],
+            reason=result["reason"], failure="", play_ms=played.play_ms,
+            finished_at=timezone.now(),
         )
-        match.status = MatchStatus.FINISHED
-        match.winner = result["winner"]
-        match.score = result["score"]
-        match.reason = result["reason"]
-        match.failure = ""
-        match.play_ms = played.play_ms
-        match.finished_at = timezone.now()
-        match.save(update_fields=[
-            "status", "winner", "score", "reason", "failure", "play_ms", "finished_at",
-        ])
+        if not finished:  # finished or failed already: a second delivery writes nothing
+            return False
+        for number, tail in played.tails.items():
+            faulted = bool(fault) and fault["seat"] == number
+            if faulted or tail:  # most seats have neither: no write
+                MatchSeat.objects.filter(match_id=match.pk, seat=number).update(
+                    fault_kind=fault["kind"] if faulted else "",
+                    fault_detail=fault["detail"] if faulted else "",
+                    log=tail if faulted else tail[-QUIET_LOG_BYTES:],
+                )
+        # Only a finished match has a replay, and this one was running: no replay row yet.
+        Replay.objects.create(match_id=match.pk, data=zlib.compress(raw, 6), size=len(raw))
         if match.kind == MatchKind.VALIDATION:
-            _end_validation(match, seats, fault, played.tails)
+            _end_validation(match, fault, played.tails)
         else:
-            tournament_finish_if_done(tournament_id=match.tournament_id)
+            tournament_id = match.tournament_id
             preset, key = match.rules["preset"], match.rules_key
+            transaction.on_commit(lambda: tournament_finish_if_done(tournament_id=tournament_id))
             transaction.on_commit(lambda: ratings_request_refit(preset=preset, rules_key=key))
     return True
 
@@ -106,7 +125,8 @@ def match_fail(*, match_id: int, reason: str) -> bool:
                 fault_detail=f"the validation match could not be played: {reason}",
             )
         else:
-            tournament_finish_if_done(tournament_id=match.tournament_id)
+            tournament_id = match.tournament_id
+            transaction.on_commit(lambda: tournament_finish_if_done(tournament_id=tournament_id))
     log.warning("match %s failed: %s", match_id, reason)
     return True
 
@@ -122,6 +142,7 @@ def match_requeue(*, match_id: int) -> bool:
         match.failure = ""
         match.started_at = match.finished_at = None
         match.save(update_fields=["status", "failure", "started_at", "finished_at"])
+        Replay.objects.filter(match=match).delete()  # only a finished match has a replay
         if match.kind == MatchKind.VALIDATION:
             version_validation_reset(version=_validated_seat(match).version)
         else:
@@ -131,8 +152,9 @@ def match_requeue(*, match_id: int) -> bool:
 
 
 def matches_sweep_stuck(*, now: datetime | None = None) -> list[int]:
-    """Fail every match running for longer than ``ARENA_STUCK_AFTER`` seconds, with the reason;
-    returns their ids. They can be re-queued (``match_requeue``)."""
+    """Fail every match running for longer than ``ARENA_STUCK_AFTER`` seconds, with the reason,
+    and finish tournaments left with no open match; returns the failed ids. They can be re-queued
+    (``match_requeue``)."""
     now = now or timezone.now()
     limit = settings.ARENA_STUCK_AFTER
     cutoff = now - timedelta(seconds=limit)
@@ -145,6 +167,10 @@ def matches_sweep_stuck(*, now: datetime | None = None) -> list[int]:
         )
         if match_fail(match_id=match.pk, reason=reason):
             failed.append(match.pk)
+    for tournament_id in Tournament.objects.filter(
+        status=TournamentStatus.RUNNING
+    ).values_list("pk", flat=True):
+        tournament_finish_if_done(tournament_id=tournament_id)  # if a worker died after commit
     return failed
 
 
@@ -153,10 +179,8 @@ def _validated_seat(match: Match) -> MatchSeat:
     return match.seats.select_related("version").get(seat=0)
 
 
-def _end_validation(
-    match: Match, seats: dict[int, MatchSeat], fault: dict | None, tails: dict[int, str]
-) -> None:
-    version = seats[0].version
+def _end_validation(match: Match, fault: dict | None, tails: dict[int, str]) -> None:
+    version = _validated_seat(match).version
     if fault is None:
         version_validation_end(version=version, log=tails.get(0, "")[-QUIET_LOG_BYTES:])
     elif fault["seat"] % 2 == 0:

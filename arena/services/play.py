@@ -8,7 +8,7 @@ import logging
 
 from django.conf import settings
 
-from arena.models import BotVersion, Match, PackageBlob
+from arena.models import BotVersion, MatchSeat, PackageBlob
 from arena.runtime.cache import cached_install
 from arena.runtime.play import play_seats
 from arena.runtime.specs import BotSpec
@@ -21,11 +21,12 @@ log = logging.getLogger(__name__)
 def match_play(*, match_id: int) -> bool:
     """Play match ``match_id`` if it is queued (or running after a lost worker) and record it.
     True if this call recorded the result; False if there was nothing to do or it failed."""
-    match = match_start(match_id=match_id)
-    if match is None:
+    started = match_start(match_id=match_id)
+    if started is None:
         return False
+    match = started.match
     try:
-        specs, players = match_bots(match=match)
+        specs, players = match_bots(seats=started.seats)
         played = play_seats(
             rules_from_dict(match.rules),
             specs,
@@ -41,12 +42,12 @@ def match_play(*, match_id: int) -> bool:
             reason=f"the platform could not play it: {type(error).__name__}: {error}",
         )
         return False
-    return match_record_result(match_id=match_id, played=played)
+    return match_record_result(match=match, played=played)
 
 
-def match_bots(*, match: Match) -> tuple[list[BotSpec], list[Player]]:
-    """The four seats' bot specs (uploaded ones unpacked into this host's cache) and players."""
-    seats = list(match.seats.select_related("version__bot__owner").order_by("seat"))
+def match_bots(*, seats: list[MatchSeat]) -> tuple[list[BotSpec], list[Player]]:
+    """The four seats' bot specs (uploaded ones unpacked into this host's cache) and players;
+    ``seats`` in order with their versions, bots and owners loaded (as ``match_start`` gives)."""
     specs: dict[int, BotSpec] = {}
     for seat in seats:
         version = seat.version

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from arena.errors import ArenaError
@@ -101,20 +102,20 @@ def tournament_create(
 
 
 def tournament_finish_if_done(*, tournament_id: int) -> bool:
-    """running → finished once no match is queued or running. Locks the tournament row, so the
-    last two matches finishing together cannot both miss it. True if it finished now."""
-    tournament = Tournament.objects.select_for_update().get(pk=tournament_id)
-    if tournament.status != TournamentStatus.RUNNING:
-        return False
-    open_matches = tournament.matches.filter(
-        status__in=[MatchStatus.QUEUED, MatchStatus.RUNNING]
-    ).exists()
-    if open_matches:
-        return False
-    tournament.status = TournamentStatus.FINISHED
-    tournament.finished_at = timezone.now()
-    tournament.save(update_fields=["status", "finished_at"])
-    return True
+    """running → finished once no match is queued or running; True if it finished now.
+
+    One conditional UPDATE. Call it after the transaction that finished a match has committed
+    (``on_commit``): of two last matches finishing together, the later check sees both done.
+    """
+    open_matches = Match.objects.filter(
+        tournament_id=OuterRef("pk"), status__in=[MatchStatus.QUEUED, MatchStatus.RUNNING]
+    )
+    updated = (
+        Tournament.objects.filter(pk=tournament_id, status=TournamentStatus.RUNNING)
+        .exclude(Exists(open_matches))
+        .update(status=TournamentStatus.FINISHED, finished_at=timezone.now())
+    )
+    return bool(updated)
 
 
 def tournament_reopen(*, tournament_id: int) -> bool:

@@ -56,12 +56,13 @@ def test_a_second_delivery_of_a_finished_match_changes_nothing(tournament):
     assert snapshot(match) == before
 
 
-def test_the_last_match_finishes_the_tournament(tournament):
+def test_the_last_match_finishes_the_tournament(tournament, run_tasks):
     matches = list(tournament.matches.all())
     for match in matches:
         tournament.refresh_from_db()
         assert tournament.status == "running"
-        match_play(match_id=match.pk)
+        with run_tasks():  # the check runs once the match's transaction has committed
+            match_play(match_id=match.pk)
     tournament.refresh_from_db()
     assert tournament.status == "finished" and tournament.finished_at is not None
 
@@ -79,12 +80,14 @@ def test_the_sweep_fails_stuck_matches_and_they_can_be_requeued(tournament, run_
     long_ago = timezone.now() - timedelta(seconds=settings.ARENA_STUCK_AFTER + 5)
     Match.objects.filter(pk=stuck.pk).update(status=MatchStatus.RUNNING, started_at=long_ago)
     Match.objects.filter(pk=fresh.pk).update(status=MatchStatus.RUNNING, started_at=timezone.now())
-    assert matches_sweep_stuck() == [stuck.pk]
+    with run_tasks():
+        assert matches_sweep_stuck() == [stuck.pk]
     stuck.refresh_from_db()
     assert stuck.status == MatchStatus.FAILED
     assert "stuck" in stuck.failure and "re-queue" in stuck.failure
     assert matches_sweep_stuck() == []  # a second sweep changes nothing
-    match_play(match_id=fresh.pk)  # a running match (its worker lost) plays again
+    with run_tasks():
+        match_play(match_id=fresh.pk)  # a running match (its worker lost) plays again
     tournament.refresh_from_db()
     assert tournament.status == "finished"  # every match is done, one of them failed
     with run_tasks():
@@ -158,3 +161,13 @@ def test_the_database_refuses_a_version_with_both_blob_and_builtin(alice, upload
     version = BotVersion.objects.get(bot__name="rnd")
     with pytest.raises(IntegrityError), transaction.atomic():
         BotVersion.objects.filter(pk=version.pk).update(builtin="random")
+
+
+def test_the_sweep_finishes_a_tournament_whose_last_check_was_lost(tournament):
+    for match in tournament.matches.all():
+        match_play(match_id=match.pk)  # outside run_tasks: the after-commit checks never run
+    tournament.refresh_from_db()
+    assert tournament.status == "running"
+    assert matches_sweep_stuck() == []
+    tournament.refresh_from_db()
+    assert tournament.status == "finished"
