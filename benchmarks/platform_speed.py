@@ -2,13 +2,14 @@
 """Platform speed: a round-robin on real Celery workers, end to end.
 
 Plays a round-robin of the built-in bots (``--builtins``, all by default) plus ``--uploads``
-uploaded random bots (sandboxed in bwrap), ``--pairs`` duplicate pairs per pairing (10 by default), on ``--workers`` real
-``celery -A config worker`` processes of ``--concurrency`` each, against a fresh database of its own
-(PostgreSQL ``quatresept_bench`` when ``DATABASE_URL`` points at PostgreSQL, else
-``var/bench.sqlite3``) and Redis when ``REDIS_URL`` is set (else the filesystem broker).
+uploaded random bots (sandboxed in bwrap), ``--pairs`` duplicate pairs per pairing (10 by
+default), on ``--workers`` real ``celery -A config worker`` processes of ``--concurrency`` each,
+against a fresh database of its own (PostgreSQL ``quatresept_bench`` when ``DATABASE_URL`` points
+at PostgreSQL, else ``var/bench.sqlite3``) and Redis when ``REDIS_URL`` is set (else the
+filesystem broker).
 
-Prints matches per minute (and per hour), and the platform's own overhead per match: a match task's
-whole run time as the worker logs it, minus the referee's play (starting the four sandboxed seats and
+Prints matches per minute (and per hour), and the platform's own overhead per match: a match
+task's whole run time as the worker logs it, minus the referee's play (starting the four seats and
 playing the match, ``Match.play_ms``), as a share of the task's run time; plus the share of the
 workers' capacity (wall time x processes) the referee's play used, which also counts queue waits.
 
