@@ -21,10 +21,12 @@ import time
 from typing import Any
 
 from engine.actions import CLAIM, PLAY_LIMIT, parse_action
+from engine.cards import mask_from_codes as _mask
 from engine.rules import rules_from_dict
 
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
+from .prune import distinct_cards
 from .sampler import Sampler
 from .search import Evaluator, pimc
 from .view import read_view
@@ -32,6 +34,8 @@ from .world import Worlds
 
 DEFAULT_WORLDS = 400
 DEFAULT_MS = 150.0
+#: Likelihood factor of a play the rollout policy would not have made (soft inference).
+DEFAULT_MISS = 0.3
 
 
 class ExpertBot:
@@ -48,6 +52,7 @@ class ExpertBot:
     ) -> None:
         self.max_worlds = worlds or int(os.environ.get("EXPERT_WORLDS", DEFAULT_WORLDS))
         self.move_ms = move_ms or float(os.environ.get("EXPERT_MS", DEFAULT_MS))
+        self.miss = float(os.environ.get("EXPERT_MISS", DEFAULT_MISS))
         self.rng = random.Random(seed)
         self.seat = 0
         self.rules = None
@@ -91,17 +96,16 @@ class ExpertBot:
         assert rules is not None and self.outlook is not None
         view = read_view(message["state"], rules.low_lead)
         sampler = Sampler(view, rules, self.rng)
-        worlds = Worlds(rules, view, decision)
-        first = worlds.build(sampler.draw())
+        worlds = Worlds(rules, view, decision, self.miss)
+        first, first_weight = worlds.build(sampler.draw())
         codes = [parse_action(a) for a in legal]
         if CLAIM in codes and claim_is_sure(first, self.seat):
             return "claim"
-        candidates: list[int] = []
-        for a in codes:
-            if a < 32:
-                flagged = with_flags(first, a, tuple(codes))
-                if flagged not in candidates:
-                    candidates.append(flagged)
+        gone = view.played & ~_mask(message["state"]["trick"]["cards"])
+        cards = distinct_cards(
+            [a for a in codes if a < 32], view.hand, gone, rules.low_lead != "off", rules.melds
+        )
+        candidates = [with_flags(first, c, tuple(codes)) for c in sorted(cards)]
         if not candidates:  # no card to play: only claims, melds or the like
             return legal[0]
         fallback = policy_action(first)
@@ -110,7 +114,7 @@ class ExpertBot:
         if len(candidates) == 1:
             return _string(candidates[0], legal)
         budget = min(self.move_cap, max(0.0, self.bank_left - 5.0) / 40)
-        pending = [first]
+        pending = [(first, first_weight)]
 
         def draw():
             return pending.pop() if pending else worlds.build(sampler.draw())

@@ -60,6 +60,7 @@ class Sampler:
         self.groups = sorted(groups.items())
         caps = tuple(self.view.size[s] for s in self.seats)
         self._memo: dict[tuple[int, tuple[int, int, int]], int] = {}
+        self._option_memo: dict[tuple[int, tuple[int, int, int]], tuple[list, int]] = {}
         if self._count(0, caps) == 0:
             raise Inconsistent
         self.caps = caps
@@ -96,17 +97,27 @@ class Sampler:
             if ok:
                 yield ways, tuple(rest), dict(zip(seats, parts, strict=True))
 
-    def _draw_once(self) -> tuple[int, int, int, int]:
-        rng = self.rng
-        caps = self.caps
-        hands = [0, 0, 0]
-        for index, (_, cards) in enumerate(self.groups):
+    def _options(self, index: int, caps: tuple[int, int, int]) -> tuple[list, int]:
+        """The splits of group ``index`` with their deal counts, and their total (memoised)."""
+        key = (index, caps)
+        found = self._option_memo.get(key)
+        if found is None:
             options = [
                 (w * self._count(index + 1, rest), rest, parts)
                 for w, rest, parts in self._splits(index, caps)
             ]
             options = [o for o in options if o[0]]
-            pick = rng.randrange(sum(o[0] for o in options))
+            found = options, sum(o[0] for o in options)
+            self._option_memo[key] = found
+        return found
+
+    def _draw_once(self) -> tuple[int, int, int, int]:
+        rng = self.rng
+        caps = self.caps
+        hands = [0, 0, 0]
+        for index, (_, cards) in enumerate(self.groups):
+            options, total = self._options(index, caps)
+            pick = rng.randrange(total)
             chosen = options[-1]
             for option in options:
                 if pick < option[0]:

@@ -19,8 +19,8 @@ from engine.state import OVER, PLAY_PHASE, State
 from .outlook import Outlook
 from .policy import policy_action, with_flags
 
-#: Solve the deal exactly once at most this many cards are left in the four hands.
-EXACT_CARDS = 8
+#: Solve the deal exactly when a candidate leaves at most this many cards in the four hands.
+EXACT_CARDS = 12
 
 
 class Evaluator:
@@ -45,12 +45,13 @@ class Evaluator:
         return self.outlook.win_chance(score[team], score[1 - team])
 
     def rollout(self, state: State) -> float:
-        """Finish the deal: exactly if it is small enough, else with the policy."""
+        """Finish the deal: exactly if it is small enough already, else with the policy."""
+        if state[2].bit_count() <= self.exact_cards:
+            return self.solve(state, -1.0, 2.0)
         deal = self.deal
+        apply = State.apply
         while state[0] != OVER and state[4][2] == deal:
-            if state[2].bit_count() <= self.exact_cards:
-                return self.solve(state, -1.0, 2.0)
-            state = state.apply(policy_action(state))
+            state = apply(state, policy_action(state))
         return self.leaf(state)
 
     def solve(self, state: State, alpha: float, beta: float) -> float:
@@ -86,25 +87,27 @@ class Evaluator:
 
 def pimc(
     candidates: list[int],
-    worlds: Callable[[], State],
+    worlds: Callable[[], tuple[State, float]],
     evaluator: Evaluator,
     *,
     max_worlds: int,
     deadline: float,
     fallback: int,
 ) -> tuple[int, dict[int, float], int]:
-    """The best candidate by mean value over up to ``max_worlds`` worlds drawn before ``deadline``.
+    """The best candidate by weighted mean over up to ``max_worlds`` worlds drawn by ``deadline``.
 
     Returns (action, mean value per action, worlds used). At least one world is always used.
     """
     totals = dict.fromkeys(candidates, 0.0)
     used = 0
+    weights = 0.0
     while used < max_worlds and (used == 0 or time.perf_counter() < deadline):
-        world = worlds()
+        world, weight = worlds()
         for a in candidates:
-            totals[a] += evaluator.rollout(world.apply(a))
+            totals[a] += weight * evaluator.rollout(world.apply(a))
+        weights += weight
         used += 1
-    means = {a: v / used for a, v in totals.items()}
+    means = {a: v / weights for a, v in totals.items()}
     best = max(means.values())
     top = [a for a in candidates if means[a] >= best - 1e-9]
     return (fallback if fallback in top else top[0]), means, used

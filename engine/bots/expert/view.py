@@ -90,7 +90,7 @@ def read_view(state: dict[str, Any], low_lead: str) -> View:
         if not cards:
             break
         led = cards[0] >> 3
-        if low and (low_lead == "every-trick" or number == 2):
+        if low and (low_lead == "every-trick" or (low_lead == "first-trick" and number == 2)):
             # Led under the low-lead rule: nothing of a lower rank was left in that hand.
             view.forbidden[leader] |= _ranks_below(cards[0] & 7)
         for i, card in enumerate(cards):

@@ -1,0 +1,129 @@
+"""The ``expert`` bot: legal and quick in every preset, replayable, and a sampler that never
+contradicts what is public (and whose inferences the true deal always satisfies)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
+from engine.bots.expert import ExpertBot
+from engine.bots.expert.sampler import Sampler
+from engine.bots.expert.view import read_view
+from engine.bots.expert.world import replay_world
+from engine.cards import SUIT_MASKS
+from engine.observe import observe
+from engine.referee import play_match
+from engine.rules import rules_for
+from engine.state import State, new_match
+
+PRESETS = ["quatre-sept", "politaine", "la-poule", "pollack"]
+VARIANTS = [rules_for(p) for p in PRESETS] + [
+    rules_for("quatre-sept", claim_out="any-turn", melds=True, signals=True),
+    rules_for("la-poule", low_lead="first-trick", redeal=True),
+    rules_for("pollack", politaine="before-play", claim_out="any-turn"),
+]
+
+
+def small_expert() -> ExpertBot:
+    return ExpertBot(worlds=2, move_ms=50)
+
+
+def test_registered():
+    assert BUILTIN_BOTS["expert"] is ExpertBot
+    assert make_bot("expert").name == "expert"
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: f"{r.preset}-{r.changed_options()}")
+def test_only_legal_actions_and_no_fallbacks(rules, capsys):
+    for seed in range(2):
+        seats = [
+            BotSeat(small_expert() if s % 2 == seed % 2 else make_bot("random")) for s in range(4)
+        ]
+        if rules.target > 100:
+            rules = rules.with_options(target=40)
+        outcome = play_match(rules, seats, seed=seed, match_id=f"x{seed}")
+        assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
+    # The bot prints to stderr only when a decision fell back to the first legal action.
+    assert "expert:" not in capsys.readouterr().err
+
+
+def test_deterministic_given_the_seed():
+    rules = rules_for("quatre-sept", target=15)
+
+    def replay() -> list:
+        seats = [BotSeat(ExpertBot(worlds=4, move_ms=10_000)) for _ in range(4)]
+        return play_match(rules, seats, seed=11, match_id="same").replay["deals"]
+
+    assert replay() == replay()
+
+
+def _random_positions(rules, count: int, seed: int):
+    """Positions reached by random play, each with the seat to move."""
+    rng = random.Random(seed)
+    found = 0
+    match = 0
+    while found < count:
+        state = new_match(rules, seed * 1000 + match)
+        match += 1
+        while not state.is_over and found < count:
+            if state.decision == "play" and rng.random() < 0.3:
+                found += 1
+                yield state
+            legal = state.legal()
+            state = state.apply(legal[rng.randrange(len(legal))])
+
+
+def _public_voids(state: State) -> list[int]:
+    """Suits each seat failed to follow, read straight from the tricks."""
+    voids = [0, 0, 0, 0]
+    tricks = [(t.leader, t.cards) for t in state.tricks] + [(state.leader, state.trick)]
+    for leader, cards in tricks:
+        for i, card in enumerate(cards):
+            if card >> 3 != cards[0] >> 3:
+                voids[(leader + i) & 3] |= SUIT_MASKS[cards[0] >> 3]
+    return voids
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: f"{r.preset}-{r.changed_options()}")
+def test_sampler_respects_public_facts(rules):
+    rng = random.Random(5)
+    for state in _random_positions(rules, 25, 7):
+        seat = state.to_move
+        message = observe(state, seat)
+        view = read_view(message, rules.low_lead)
+        truth = state.hands
+        for s in range(4):  # every inference holds in the true deal
+            assert truth[s] & view.forbidden[s] == 0
+            assert truth[s] & view.required[s] == view.required[s]
+        voids = _public_voids(state)
+        sampler = Sampler(view, rules, rng)
+        for _ in range(10):
+            hands = sampler.draw()
+            assert hands[seat] == truth[seat]
+            assert hands[0] | hands[1] | hands[2] | hands[3] == view.hand | view.unknown
+            for s in range(4):
+                assert hands[s].bit_count() == truth[s].bit_count()
+                assert hands[s] & voids[s] == 0
+                assert hands[s] & view.required[s] == view.required[s]
+        world, _ = replay_world(rules, view, truth, "play")
+        assert world[:4] == state[:4]
+        assert world.taken == state.taken and world.run == state.run and world.low == state.low
+        assert world.bonus == state.bonus and world.melds == state.melds
+        assert world.legal() == state.legal()
+
+
+def test_claims_only_when_sure():
+    rules = rules_for("pollack")
+    claims = 0
+    for seed in range(12):
+        seats = [BotSeat(small_expert() if s % 2 == 0 else make_bot("greedy")) for s in range(4)]
+        outcome = play_match(rules, seats, seed=seed, match_id=f"c{seed}")
+        result = outcome.replay["result"]
+        said = [x for d in outcome.replay["deals"] for x in d["said"] if x["say"] == "claim"]
+        for claim in said:
+            if claim["seat"] % 2 == 0:
+                claims += 1
+                assert result["winner"] == 0
+    assert claims > 0
