@@ -12,7 +12,7 @@ from engine.bots.expert import ExpertBot
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.view import read_view
 from engine.bots.expert.world import replay_world
-from engine.cards import SUIT_MASKS
+from engine.cards import SUIT_MASKS, TNA_MASKS
 from engine.observe import observe
 from engine.referee import play_match
 from engine.rules import rules_for
@@ -107,6 +107,8 @@ def test_sampler_respects_public_facts(rules):
                 assert hands[s].bit_count() == truth[s].bit_count()
                 assert hands[s] & voids[s] == 0
                 assert hands[s] & view.required[s] == view.required[s]
+                dealt = hands[s] | view.by_seat[s]
+                assert sum(dealt & m == m for m in TNA_MASKS) >= view.poules[s]
         world, _ = replay_world(rules, view, truth, "play")
         assert world[:4] == state[:4]
         assert world.taken == state.taken and world.run == state.run and world.low == state.low

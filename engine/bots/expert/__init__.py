@@ -23,16 +23,17 @@ from typing import Any
 from engine.actions import CLAIM, PLAY_LIMIT, parse_action
 from engine.cards import mask_from_codes as _mask
 from engine.rules import rules_from_dict
+from engine.state import State
 
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
 from .prune import distinct_cards
 from .sampler import Sampler
-from .search import Evaluator, pimc
+from .search import EXACT_CARDS, Evaluator, pimc
 from .view import read_view
-from .world import Worlds
+from .world import ReplayError, Worlds
 
-DEFAULT_WORLDS = 400
+DEFAULT_WORLDS = 48
 DEFAULT_MS = 150.0
 #: Likelihood factor of a play the rollout policy would not have made (soft inference).
 DEFAULT_MISS = 0.3
@@ -53,6 +54,7 @@ class ExpertBot:
         self.max_worlds = worlds or int(os.environ.get("EXPERT_WORLDS", DEFAULT_WORLDS))
         self.move_ms = move_ms or float(os.environ.get("EXPERT_MS", DEFAULT_MS))
         self.miss = float(os.environ.get("EXPERT_MISS", DEFAULT_MISS))
+        self.exact_cards = int(os.environ.get("EXPERT_EXACT", EXACT_CARDS))
         self.rng = random.Random(seed)
         self.seat = 0
         self.rules = None
@@ -97,7 +99,7 @@ class ExpertBot:
         view = read_view(message["state"], rules.low_lead)
         sampler = Sampler(view, rules, self.rng)
         worlds = Worlds(rules, view, decision, self.miss)
-        first, first_weight = worlds.build(sampler.draw())
+        first, first_weight = _build(worlds, sampler)
         codes = [parse_action(a) for a in legal]
         if CLAIM in codes and claim_is_sure(first, self.seat):
             return "claim"
@@ -117,15 +119,25 @@ class ExpertBot:
         pending = [(first, first_weight)]
 
         def draw():
-            return pending.pop() if pending else worlds.build(sampler.draw())
+            return pending.pop() if pending else _build(worlds, sampler)
 
-        evaluator = Evaluator(self.outlook, self.seat & 1, view.deal)
+        evaluator = Evaluator(self.outlook, self.seat & 1, view.deal, self.exact_cards)
         action, _, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,
             deadline=started + budget, fallback=fallback,
         )  # fmt: skip
         self.last_worlds = used
         return _string(action, legal)
+
+
+def _build(worlds: Worlds, sampler: Sampler, tries: int = 20) -> tuple[State, float]:
+    """A sampled world; a sample the public record does not replay on is drawn again."""
+    for _ in range(tries - 1):
+        try:
+            return worlds.build(sampler.draw())
+        except ReplayError:
+            continue
+    return worlds.build(sampler.draw())
 
 
 def _string(action: int, legal: list[str]) -> str:

@@ -72,7 +72,7 @@ def choose_card(state: State, cards: tuple[int, ...]) -> int:
         best = -1
         best_key = (-1, 0)
         for c in cards:
-            if not _stronger(c) & others:
+            if not _STRONGER[c] & others:
                 key = (_THIRDS[c], -c)
                 if key > best_key:
                     best, best_key = c, key
@@ -88,7 +88,7 @@ def choose_card(state: State, cards: tuple[int, ...]) -> int:
     n = len(trick)
     partner_wins = (n - pos) & 1 == 0
     last = n == 3
-    if partner_wins and (last or not _stronger(best) & others):
+    if partner_wins and (last or not _STRONGER[best] & others):
         return max(cards, key=_feed_key)
     beating = [c for c in cards if low <= c < best]
     if beating:
@@ -98,16 +98,13 @@ def choose_card(state: State, cards: tuple[int, ...]) -> int:
                 return run
         if last or sum(_THIRDS[c] for c in trick) >= 3:
             return max(beating)
-        masters = [c for c in beating if not _stronger(c) & others]
+        masters = [c for c in beating if not _STRONGER[c] & others]
         if masters:
             return min(masters, key=_THIRDS.__getitem__)
     return _cheapest(cards)
 
 
-def _stronger(card: int) -> int:
-    return _STRONGER[card]
-
-
+#: For each card, the mask of the stronger cards of its suit.
 _STRONGER = tuple(((1 << c) - 1) & ~((1 << (c & ~7)) - 1) for c in range(32))
 
 

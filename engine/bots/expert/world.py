@@ -34,7 +34,7 @@ def replay_world(
 ) -> tuple[State, float]:
     """The state of the deal in progress, had the hidden hands been ``hands`` (held now).
 
-    With ``judge`` (a policy), also a likelihood weight: each card another seat played that
+    With ``judge`` (a policy), also a likelihood weight: each card an opponent played that
     differs from ``judge``'s choice in its place multiplies the weight by ``miss``.
     """
     weight = 1.0
@@ -56,7 +56,7 @@ def replay_world(
         state = _melds_before(state, melds, seat)
         if state.to_move != seat:
             raise ReplayError(f"seat {seat} played out of turn in the replay")
-        if judge is not None and seat != view.seat and (judge(state) ^ action) & 31:
+        if judge is not None and (seat ^ view.seat) & 1 and (judge(state) ^ action) & 31:
             weight *= miss
         state = state.apply(action)
     state = _melds_before(state, melds, view.seat, finish=decision == "play")
