@@ -89,7 +89,7 @@ def test_play_explains_bad_arguments(args, message):
 def test_seed_demo_is_idempotent(run_tasks):
     out = StringIO()
     with run_tasks():
-        call_command("seed_demo", stdout=out)
+        call_command("seed_demo", "--builtins", "random,greedy", "--pairs", "1", stdout=out)
     assert "alice/dice v1: ready" in out.getvalue()
     tournament = Tournament.objects.get(name="Demo round-robin")
     assert tournament.status == "finished"  # eager tasks: played already
@@ -103,7 +103,7 @@ def test_seed_demo_is_idempotent(run_tasks):
 @pytest.mark.django_db
 def test_failed_matches_are_requeued_by_command_and_by_staff(run_tasks, client_for, alice):
     with run_tasks():
-        call_command("seed_demo", "--pairs", "1", stdout=StringIO())
+        call_command("seed_demo", "--builtins", "random", "--pairs", "1", stdout=StringIO())
     matches = list(Match.objects.filter(tournament__name="Demo round-robin")[:2])
     Match.objects.filter(pk__in=[m.pk for m in matches]).update(
         status=MatchStatus.FAILED, failure="stuck"

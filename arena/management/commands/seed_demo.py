@@ -57,11 +57,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--pairs", type=int, default=2, help="duplicate pairs per pairing")
+        parser.add_argument("--builtins", default="all",
+                            help="built-in bots in the demo round-robin: all, or NAME,NAME")
 
     def handle(self, *args, **opts) -> None:
         builtins = builtin_bots_ensure()
         user_model = get_user_model()
-        versions = [v.pk for v in builtins.values()]
+        names = sorted(builtins) if opts["builtins"] == "all" else opts["builtins"].split(",")
+        versions = [builtins[name].pk for name in names if name in builtins]
         for username, (name, source) in DEMO_BOTS.items():
             user, created = user_model.objects.get_or_create(username=username)
             if created:
