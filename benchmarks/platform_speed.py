@@ -172,7 +172,8 @@ def main() -> int:
 def _bench_env() -> dict[str, str]:
     """A database of the benchmark's own and a queue of its own."""
     env = {"ARENA_QUEUE": f"bench-{uuid.uuid4().hex[:8]}", "CELERY_EAGER": "0",
-           "DJANGO_SETTINGS_MODULE": "config.settings"}
+           "DJANGO_SETTINGS_MODULE": "config.settings", "DJANGO_DEBUG": "0",
+           "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or uuid.uuid4().hex}
     url = os.environ.get("DATABASE_URL", "")
     if url.startswith(("postgres://", "postgresql://")):
         parts = urlsplit(url)
