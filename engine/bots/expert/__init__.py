@@ -37,6 +37,8 @@ DEFAULT_WORLDS = 48
 DEFAULT_MS = 150.0
 #: Likelihood factor of a play the rollout policy would not have made (soft inference).
 DEFAULT_MISS = 0.3
+#: Bonus (in win chance, times 1/sqrt(worlds)) of the rollout policy's own choice.
+DEFAULT_PRIOR = 0.057
 
 
 class ExpertBot:
@@ -55,6 +57,7 @@ class ExpertBot:
         self.move_ms = move_ms or float(os.environ.get("EXPERT_MS", DEFAULT_MS))
         self.miss = float(os.environ.get("EXPERT_MISS", DEFAULT_MISS))
         self.exact_cards = int(os.environ.get("EXPERT_EXACT", EXACT_CARDS))
+        self.prior = float(os.environ.get("EXPERT_PRIOR", DEFAULT_PRIOR))
         self.rng = random.Random(seed)
         self.seat = 0
         self.rules = None
@@ -110,9 +113,10 @@ class ExpertBot:
         candidates = [with_flags(first, c, tuple(codes)) for c in sorted(cards)]
         if not candidates:  # no card to play: only claims, melds or the like
             return legal[0]
-        fallback = policy_action(first)
-        if fallback >= PLAY_LIMIT or fallback & ~(31 | 32) or fallback not in candidates:
-            fallback = candidates[0]
+        fallback = _representative(policy_action(first), candidates)
+        prior = self.prior
+        if fallback < 0:
+            fallback, prior = candidates[0], 0.0
         if len(candidates) == 1:
             return _string(candidates[0], legal)
         budget = min(self.move_cap, max(0.0, self.bank_left - 5.0) / 40)
@@ -124,10 +128,21 @@ class ExpertBot:
         evaluator = Evaluator(self.outlook, self.seat & 1, view.deal, self.exact_cards)
         action, _, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,
-            deadline=started + budget, fallback=fallback,
+            deadline=started + budget, fallback=fallback, prior=prior,
         )  # fmt: skip
         self.last_worlds = used
         return _string(action, legal)
+
+
+def _representative(action: int, candidates: list[int]) -> int:
+    """The candidate standing for ``action`` (itself, or the equivalent card kept); -1 if none."""
+    if action >= PLAY_LIMIT:
+        return -1
+    if action in candidates:
+        return action
+    card = action & 31
+    same = [a for a in candidates if (a & 31) >> 3 == card >> 3 and (a & 31) > card]
+    return min(same, key=lambda a: a & 31) if same else -1
 
 
 def _build(worlds: Worlds, sampler: Sampler, tries: int = 20) -> tuple[State, float]:

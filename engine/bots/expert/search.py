@@ -10,6 +10,7 @@ action with the best mean wins; ties go to the policy's choice.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -93,10 +94,13 @@ def pimc(
     max_worlds: int,
     deadline: float,
     fallback: int,
+    prior: float = 0.0,
 ) -> tuple[int, dict[int, float], int]:
     """The best candidate by weighted mean over up to ``max_worlds`` worlds drawn by ``deadline``.
 
-    Returns (action, mean value per action, worlds used). At least one world is always used.
+    ``prior / sqrt(worlds)`` is added to the mean of ``fallback`` (the policy's choice): sampling
+    noise, which shrinks at that rate, alone does not move the search off it.
+    Returns (action, mean value per action, worlds used); at least one world is always used.
     """
     totals = dict.fromkeys(candidates, 0.0)
     used = 0
@@ -108,6 +112,8 @@ def pimc(
         weights += weight
         used += 1
     means = {a: v / weights for a, v in totals.items()}
+    if fallback in means:  # the policy's own choice: leave it only on clear evidence
+        means[fallback] += prior / math.sqrt(used)
     best = max(means.values())
     top = [a for a in candidates if means[a] >= best - 1e-9]
     return (fallback if fallback in top else top[0]), means, used
