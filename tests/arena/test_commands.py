@@ -122,3 +122,17 @@ def test_failed_matches_are_requeued_by_command_and_by_staff(run_tasks, client_f
     assert response.status_code == 200, response.content
     assert Match.objects.get(pk=matches[1].pk).status == MatchStatus.FINISHED
     assert client_for(alice).post(url).status_code == 409
+
+
+@pytest.mark.django_db
+def test_lost_queued_tasks_can_be_resent(run_tasks):
+    call_command("seed_demo", "--builtins", "random", "--pairs", "1", stdout=StringIO())
+    # Outside run_tasks: the queued tasks were "lost"; the matches stay queued.
+    queued = Match.objects.filter(status=MatchStatus.QUEUED).count()
+    assert queued > 0
+    out = StringIO()
+    with run_tasks():
+        call_command("requeue_matches", "--resend-queued", "0", stdout=out)
+    assert f"resent {queued} queued" in out.getvalue()
+    assert not Match.objects.filter(status=MatchStatus.QUEUED).exists()
+    assert Tournament.objects.get(name="Demo round-robin").status == "finished"

@@ -185,3 +185,25 @@ def test_builtin_bots_exist_and_take_no_uploads(alice, client_for):
         f"/api/bots/{bots[0]['id']}/versions/", {"file": uploaded(RANDOM_BOT)}, format="multipart"
     )
     assert response.status_code == 403
+
+
+def test_an_oversized_upload_is_refused_before_it_is_read(alice, client_for):
+    before = counts()
+    big = b"x = 1\n" * (6 * 1024 * 1024 // 6 + 20_000)
+    response = client_for(alice).post(
+        "/api/bots/", {"name": "big", "file": uploaded(big)}, format="multipart"
+    )
+    assert response.status_code == 413
+    assert "at most" in response.json()["detail"]
+    assert counts() == before
+
+
+def test_an_upload_just_over_the_cap_gets_the_package_message(alice, client_for):
+    from sandbox.package import MAX_PACKAGE_BYTES
+
+    source = b"#" * (MAX_PACKAGE_BYTES + 1)
+    response = client_for(alice).post(
+        "/api/bots/", {"name": "big", "file": uploaded(source)}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert "limit" in response.json()["file"][0]

@@ -1,12 +1,20 @@
 """``python manage.py requeue_matches [--tournament ID] [MATCH_ID ...]``: put failed matches (for
-example those the stuck-match sweep failed) back on the queue."""
+example those the stuck-match sweep failed) back on the queue.
+
+``--resend-queued MINUTES`` also sends again the task of every match queued for longer than that
+(a task the filesystem broker lost with its worker); a task delivered twice writes once."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+from django.utils import timezone
 
 from arena.models import Match, MatchStatus
 from arena.services.matches import match_requeue
+from arena.services.queue import queue_matches
 
 
 class Command(BaseCommand):
@@ -15,6 +23,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("match_ids", nargs="*", type=int, metavar="MATCH_ID")
         parser.add_argument("--tournament", type=int, default=None)
+        parser.add_argument("--resend-queued", type=float, default=None, metavar="MINUTES",
+                            help="also resend the tasks of matches queued this long or longer")
 
     def handle(self, *args, **opts) -> None:
         failed = Match.objects.filter(status=MatchStatus.FAILED)
@@ -25,3 +35,12 @@ class Command(BaseCommand):
         ids = list(failed.values_list("pk", flat=True))
         done = [pk for pk in ids if match_requeue(match_id=pk)]
         self.stdout.write(f"re-queued {len(done)} match(es): {done}")
+        if opts["resend_queued"] is not None:
+            cutoff = timezone.now() - timedelta(minutes=opts["resend_queued"])
+            queued = Match.objects.filter(status=MatchStatus.QUEUED, created_at__lte=cutoff)
+            if opts["tournament"] is not None:
+                queued = queued.filter(tournament_id=opts["tournament"])
+            ids = list(queued.values_list("pk", flat=True))
+            with transaction.atomic():
+                queue_matches(match_ids=ids)
+            self.stdout.write(f"resent {len(ids)} queued match(es)")
