@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 
 from arena.models import Bot, BotVersion, Match, MatchSeat, Schedule, Tournament
+from arena.rulesets import parse_rules
 from arena.services.matches import match_requeue
+from engine import RulesError
 
 
 @admin.register(Bot)
@@ -49,6 +52,23 @@ class TournamentAdmin(admin.ModelAdmin):
     list_filter = ("status",)
 
 
+class ScheduleForm(forms.ModelForm):
+    """Checks the rules the way ``schedule_create`` does."""
+
+    class Meta:
+        model = Schedule
+        fields = "__all__"
+
+    def clean_rules(self) -> dict:
+        rules = self.cleaned_data["rules"]
+        try:
+            parse_rules(rules)
+        except RulesError as error:
+            raise forms.ValidationError(str(error)) from None
+        return rules
+
+
 @admin.register(Schedule)
 class ScheduleAdmin(admin.ModelAdmin):
+    form = ScheduleForm
     list_display = ("id", "name", "every_hours", "pairs", "enabled", "next_run_at", "last_run_at")
