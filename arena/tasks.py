@@ -2,6 +2,7 @@
 
 Match tasks are acks-late and rejected back to the queue when their worker is lost (settings), so
 a match whose worker died is played again; the services make a second delivery write nothing.
+Services import this module only inside functions (to send a task), never at module level.
 """
 
 from __future__ import annotations

@@ -163,6 +163,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "VersionStatusEnum": "arena.models.VersionStatus",
+        "MatchStatusEnum": "arena.models.MatchStatus",
+        "TournamentStatusEnum": "arena.models.TournamentStatus",
+    },
 }
 
 # --- the arena -----------------------------------------------------------------------------------
