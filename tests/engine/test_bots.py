@@ -25,7 +25,7 @@ VARIANTS = [rules_for(p) for p in PRESETS] + [
 
 
 def test_builtins():
-    assert set(BUILTIN_BOTS) == {"random", "greedy"}
+    assert set(BUILTIN_BOTS) == {"random", "greedy", "expert"}
     with pytest.raises(ValueError, match="random"):
         make_bot("nobody")
 

@@ -33,7 +33,7 @@ from .search import EXACT_CARDS, Evaluator, pimc
 from .view import read_view
 from .world import ReplayError, Worlds
 
-DEFAULT_WORLDS = 48
+DEFAULT_WORLDS = 64
 DEFAULT_MS = 150.0
 #: Likelihood factor of a play the rollout policy would not have made (soft inference).
 DEFAULT_MISS = 0.3
