@@ -1,6 +1,7 @@
 """A match's transitions: queued → running (→ running again after a lost worker) → finished |
-failed, and failed → queued. Each locks the row and returns early when the transition is already
-done, so a task delivered twice writes once."""
+failed, and failed → queued. Each is a write conditional on the row's status (an UPDATE ... WHERE
+status, or a locked read) and returns early when the transition is already done, so a task
+delivered twice writes once. Must not import the API or tasks at module level."""
 
 from __future__ import annotations
 
