@@ -9,8 +9,8 @@ most one refit runs per board and a burst of results triggers exactly one more; 
 committed before a refit reads the board is in that refit (the request runs after the result's
 commit and the refit reads after its queued → running commit).
 
-A board left queued or running for ``REFIT_STALE_AFTER`` (a lost task or worker) is queued again by
-the next request. Must not import the API or tasks at module level.
+A board left queued, running or again for ``REFIT_STALE_AFTER`` (a lost task or worker) is queued
+again by the next request. Must not import the API or tasks at module level.
 """
 
 from __future__ import annotations
@@ -34,8 +34,16 @@ REFIT_STALE_AFTER = timedelta(minutes=15)
 
 def ratings_request_refit(*, preset: str, rules_key: str) -> None:
     """Ask for the ratings of board ``rules_key`` (rule preset ``preset``) to be refitted:
-    idle → queued (one task sent after commit), running → again; queued and again stay."""
+    idle → queued (one task sent after commit), running → again; queued and again stay.
+
+    Runs after every rated match, so the usual cases take one statement: a fresh running refit
+    becomes again, a fresh queued or again one needs nothing (it has yet to read the board)."""
     now = timezone.now()
+    fresh = RatingBoard.objects.filter(key=rules_key, state_changed_at__gte=now - REFIT_STALE_AFTER)
+    if fresh.filter(state=RefitState.RUNNING).update(state=RefitState.AGAIN, state_changed_at=now):
+        return
+    if fresh.filter(state__in=(RefitState.QUEUED, RefitState.AGAIN)).exists():
+        return
     with transaction.atomic():
         RatingBoard.objects.get_or_create(
             key=rules_key, defaults={"preset": preset, "state_changed_at": now}
@@ -43,7 +51,7 @@ def ratings_request_refit(*, preset: str, rules_key: str) -> None:
         board = RatingBoard.objects.select_for_update().get(key=rules_key)
         stale = board.state_changed_at < now - REFIT_STALE_AFTER
         if board.state == RefitState.IDLE or (
-            stale and board.state in (RefitState.QUEUED, RefitState.RUNNING)
+            stale and board.state in (RefitState.QUEUED, RefitState.RUNNING, RefitState.AGAIN)
         ):
             _set_state(board, RefitState.QUEUED, now)
             _send_refit(board.pk)
