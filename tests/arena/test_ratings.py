@@ -54,8 +54,13 @@ def tournament_of(user, versions, rules=None) -> Tournament:
     rules = rules or {"preset": PRESET}
     parsed = parse_rules(rules)
     t = Tournament.objects.create(
-        name="cup", created_by=user, preset=parsed.preset, rules=rules,
-        rules_key=rules_key(parsed), pairs=1, seed=7,
+        name="cup",
+        created_by=user,
+        preset=parsed.preset,
+        rules=rules,
+        rules_key=rules_key(parsed),
+        pairs=1,
+        seed=7,
     )
     Entry.objects.bulk_create(Entry(tournament=t, version=v) for v in versions)
     return t
@@ -70,8 +75,15 @@ def duplicate_pair(t: Tournament, pair: int, a: BotVersion, b: BotVersion, wins:
         a_team = 1 if swapped else 0
         winner = None if score == 0.5 else a_team if score == 1.0 else 1 - a_team
         match = Match.objects.create(
-            kind=MatchKind.TOURNAMENT, tournament=t, pair=pair, swapped=swapped, seed=t.seed + pair,
-            rules=t.rules, rules_key=t.rules_key, status=MatchStatus.FINISHED, winner=winner,
+            kind=MatchKind.TOURNAMENT,
+            tournament=t,
+            pair=pair,
+            swapped=swapped,
+            seed=t.seed + pair,
+            rules=t.rules,
+            rules_key=t.rules_key,
+            status=MatchStatus.FINISHED,
+            winner=winner,
             finished_at=timezone.now(),
         )
         MatchSeat.objects.bulk_create(
@@ -106,8 +118,20 @@ def test_refit_serves_the_leaderboard(alice, versions, run_tasks, client_for):
     assert response.status_code == 200
     rows = response.json()["results"]
     assert [r["version"] for r in rows] == [v.pk for v in reversed(versions)]
-    required = {"version", "bot", "owner", "elo", "ci95", "matches", "wins", "losses", "draws",
-                "provisional", "los_next", "rank"}
+    required = {
+        "version",
+        "bot",
+        "owner",
+        "elo",
+        "ci95",
+        "matches",
+        "wins",
+        "losses",
+        "draws",
+        "provisional",
+        "los_next",
+        "rank",
+    }
     assert required <= set(rows[0])
     assert rows[0]["bot"] == "bob/bot3" and rows[0]["owner"] == "bob"
     assert sum(r["elo"] for r in rows) == pytest.approx(1500 * 4, abs=0.5)
@@ -215,9 +239,12 @@ def test_a_burst_of_results_during_a_refit_triggers_exactly_one_more(
         assert delay.call_count == 2
 
 
-def test_a_lost_refit_is_queued_again(alice, versions, django_capture_on_commit_callbacks):
+@pytest.mark.parametrize("left_in", [RefitState.QUEUED, RefitState.RUNNING, RefitState.AGAIN])
+def test_a_lost_refit_is_queued_again(alice, versions, django_capture_on_commit_callbacks, left_in):
     board = RatingBoard.objects.create(
-        key=PRESET, preset=PRESET, state=RefitState.RUNNING,
+        key=PRESET,
+        preset=PRESET,
+        state=left_in,
         state_changed_at=timezone.now() - timedelta(hours=1),
     )
     with (
