@@ -4,9 +4,18 @@ round-robin may pin. Querysets come back prefetched for pages. Must not import s
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
-from arena.models import Bot, BotVersion, Match, MatchSeat, VersionStatus
+from arena.models import (
+    Bot,
+    BotVersion,
+    Match,
+    MatchSeat,
+    MatchStatus,
+    Rating,
+    Tournament,
+    VersionStatus,
+)
 from arena.selectors.matches import match_list
 
 
@@ -38,4 +47,24 @@ def versions_ready_to_play() -> QuerySet[BotVersion]:
         BotVersion.objects.filter(status=VersionStatus.READY, bot__retired=False)
         .select_related("bot__owner")
         .order_by("bot__owner__username", "bot__name", "-number")
+    )
+
+
+def bot_rating_history(*, bot: Bot) -> QuerySet[Rating]:
+    """Every rating row of the bot's versions, by board then refit (one query)."""
+    return (
+        Rating.objects.filter(version__bot=bot)
+        .select_related("board", "version")
+        .order_by("board__key", "generation", "version__number")
+    )
+
+
+def tournaments_with_progress() -> QuerySet[Tournament]:
+    """Round-robins, newest first, annotated with ``total`` and ``done`` (finished or failed)
+    match counts."""
+    done = Q(matches__status__in=[MatchStatus.FINISHED, MatchStatus.FAILED])
+    return (
+        Tournament.objects.select_related("created_by")
+        .annotate(total=Count("matches"), done=Count("matches", filter=done))
+        .order_by("-id")
     )

@@ -13,10 +13,11 @@ from arena.models import Rating, RatingBoard
 
 
 def leaderboard(*, preset: str, board: str | None = None) -> list[dict[str, Any]]:
-    """Rows with ``rank``, ``version``, ``bot``, ``owner``, ``number``, ``elo``, ``ci95``
-    (half-width of the 95% interval), ``matches``, ``wins``, ``losses``, ``draws``,
-    ``provisional`` and ``los_next`` (likelihood of superiority over the next row), from the latest
-    refit of board ``board`` (default: the unmodified ``preset``); empty until its first refit."""
+    """Rows with ``rank``, ``version``, ``bot`` (its label; ``bot_id`` its id), ``owner``,
+    ``number``, ``elo``, ``ci95`` (half-width of the 95% interval), ``matches``, ``wins``,
+    ``losses``, ``draws``, ``provisional`` and ``los_next`` (likelihood of superiority over the
+    next row), from the latest refit of board ``board`` (default: the unmodified
+    ``preset``); empty until its first refit."""
     found = RatingBoard.objects.filter(key=board or preset).first()
     if found is None or found.generation == 0:
         return []
@@ -30,6 +31,7 @@ def leaderboard(*, preset: str, board: str | None = None) -> list[dict[str, Any]
             "rank": r.rank,
             "version": r.version_id,
             "bot": r.version.bot.label,
+            "bot_id": r.version.bot_id,
             "owner": r.version.bot.owner.username,
             "number": r.version.number,
             "elo": round(r.elo, 1),
