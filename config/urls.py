@@ -1,9 +1,9 @@
-"""URL wiring: the API under /api/, its schema and docs, the admin, a health check."""
+"""URL wiring: the pages at /, the API under /api/, its schema and docs, the admin, a health
+check."""
 
 from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
-from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 
@@ -17,5 +17,5 @@ urlpatterns = [
     path("api/", include("arena.api.urls")),
     path("admin/", admin.site.urls),
     path("health/", health, name="health"),
-    path("", RedirectView.as_view(url="/api/docs/", permanent=False)),
+    path("", include("arena.web.urls")),
 ]

@@ -103,7 +103,7 @@ def rating_chart(series: list[Series], *, title: str) -> str:
 
 
 def _day(at: datetime) -> str:
-    return at.strftime("%Y-%m-%d %H:%M")
+    return at.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def legend(series: list[Series]) -> list[dict[str, str]]:

@@ -1,0 +1,122 @@
+"""Page forms: they check what a person typed; services decide and write (an ``ArenaError`` from a
+service becomes a form error on the field it names)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.forms import UserCreationForm
+
+from arena.errors import ArenaError
+from arena.models import BotVersion
+from engine.rules import (
+    CLAIM_VALUES,
+    DECK_VALUES,
+    LOW_LEAD_VALUES,
+    OPTION_NAMES,
+    POLITAINE_VALUES,
+    PRESETS,
+)
+from sandbox.package import MAX_PACKAGE_BYTES
+
+UPLOAD_HELP = (
+    f"A .py or .js file, or a .zip with a bot.json manifest (at most "
+    f"{MAX_PACKAGE_BYTES // (1024 * 1024)} MiB). It is validated against the built-in random bot."
+)
+
+
+class SignupForm(UserCreationForm):
+    """Username and password twice; the service creates the account."""
+
+    class Meta(UserCreationForm.Meta):
+        fields = ("username",)
+
+
+class BotUploadForm(forms.Form):
+    name = forms.CharField(
+        max_length=64, help_text="Letters, digits, '_', '.' or '-', starting with a letter or digit."
+    )
+    file = forms.FileField(label="Bot file", help_text=UPLOAD_HELP)
+
+
+class VersionUploadForm(forms.Form):
+    file = forms.FileField(label="New version", help_text=UPLOAD_HELP)
+
+
+_DEFAULT = ("", "preset default")
+_BOOL = [_DEFAULT, ("true", "on"), ("false", "off")]
+_CHOICES = {
+    "politaine": POLITAINE_VALUES,
+    "low_lead": LOW_LEAD_VALUES,
+    "claim_out": CLAIM_VALUES,
+    "deck": DECK_VALUES,
+}
+OPTION_HELP = {
+    "target": "points that end the match",
+    "four_sevens": "four 7s in one hand win",
+    "four_eights": "four 8s in one hand win",
+    "politaine": "the 11-point bonus, and when it is announced",
+    "redeal": "a hand without T, 9 or A may ask for a new deal",
+    "signals": "tap/slide signals with a card",
+    "capot": "all 8 tricks win the match",
+    "eighteen_four": "totals of exactly 18 against 4 win",
+    "low_lead": "after a trick worth under 1 point, lead your lowest rank",
+    "melds": "Pollack's melds",
+    "claim_out": "claim to have reached the target",
+    "deck": "card faces shown",
+}
+
+
+class VersionChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: BotVersion) -> str:
+        return obj.label
+
+
+class TournamentForm(forms.Form):
+    """A round-robin: name, versions, a preset and any options changed, duplicate pairs."""
+
+    name = forms.CharField(max_length=120)
+    versions = VersionChoiceField(
+        queryset=BotVersion.objects.none(), widget=forms.CheckboxSelectMultiple,
+        help_text="Ready versions of active bots; pick at least two.",
+    )
+    preset = forms.ChoiceField(choices=[(name, name) for name in PRESETS], initial="quatre-sept")
+    pairs = forms.IntegerField(
+        min_value=1, max_value=100, initial=2,
+        help_text="Duplicate pairs per pairing: each pair is two matches on the same deals with "
+                  "the seats swapped.",
+    )
+    target = forms.IntegerField(min_value=1, required=False, help_text=OPTION_HELP["target"])
+
+    def __init__(self, *args: Any, versions: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["versions"].queryset = versions
+        for name in OPTION_NAMES:
+            if name == "target":
+                continue
+            values = _CHOICES.get(name)
+            choices = [_DEFAULT, *((v, v) for v in values)] if values else _BOOL
+            self.fields[name] = forms.ChoiceField(
+                choices=choices, required=False, label=name.replace("_", " "),
+                help_text=OPTION_HELP[name],
+            )
+
+    def option_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in OPTION_NAMES]
+
+    def rules(self) -> dict[str, Any]:
+        """The ``rules`` object: the preset and the options set here (others stay the preset's)."""
+        data = self.cleaned_data
+        rules: dict[str, Any] = {"preset": data["preset"]}
+        for name in OPTION_NAMES:
+            value = data.get(name)
+            if value in (None, ""):
+                continue
+            rules[name] = {"true": True, "false": False}.get(value, value)
+        return rules
+
+    def add_service_error(self, error: ArenaError) -> None:
+        """Show a service's refusal on the field it is about."""
+        field = {"rules": "preset"}.get(error.field or "", error.field)
+        self.add_error(field if field in self.fields else None, error.message)

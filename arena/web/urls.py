@@ -1,0 +1,31 @@
+"""The pages' routes, mounted at ``/`` (namespace ``web``)."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from arena.web.views import accounts, boards, bots, matches, tournaments
+
+app_name = "web"
+
+urlpatterns = [
+    path("", boards.leaderboard_page, name="leaderboard"),
+    path("bots/", bots.bots_page, name="bots"),
+    path("bots/new/", bots.bot_new, name="bot-new"),
+    path("bots/<int:pk>/", bots.bot_page, name="bot"),
+    path("bots/<int:pk>/versions/", bots.version_new, name="version-new"),
+    path("tournaments/", tournaments.tournaments_page, name="tournaments"),
+    path("tournaments/new/", tournaments.tournament_new, name="tournament-new"),
+    path("tournaments/<int:pk>/", tournaments.tournament_page, name="tournament"),
+    path("tournaments/<int:pk>/live/", tournaments.tournament_live, name="tournament-live"),
+    path("matches/<int:pk>/", matches.match_page, name="match"),
+    path("signup/", accounts.signup, name="signup"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(
+            template_name="arena/accounts/login.html", redirect_authenticated_user=True
+        ),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("account/token/", accounts.api_token, name="token"),
+]

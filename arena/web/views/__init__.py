@@ -1,0 +1,1 @@
+"""Page views, one module per area. Thin: read with selectors, write with services, render."""

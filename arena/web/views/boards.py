@@ -1,0 +1,34 @@
+"""The leaderboard: one rating board (a preset as published, or a rule set with options changed)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from arena.selectors.boards import board_list
+from arena.selectors.leaderboard import leaderboard
+from arena.web.present import percent
+from engine import PRESETS
+
+
+def leaderboard_page(request: HttpRequest) -> HttpResponse:
+    """``/?preset=pollack`` or ``/?board=quatre-sept{target=41}``."""
+    preset = request.GET.get("preset") or "quatre-sept"
+    if preset not in PRESETS:
+        preset = "quatre-sept"
+    board = request.GET.get("board") or None
+    rows = leaderboard(preset=preset, board=board)
+    for row in rows:
+        row["los"] = percent(row["los_next"])
+        row["elo_int"] = round(row["elo"])
+        row["ci_int"] = round(row["ci95"])
+    boards = list(board_list())
+    current = board or preset
+    return render(request, "arena/leaderboard.html", {
+        "rows": rows,
+        "presets": list(PRESETS),
+        "preset": preset,
+        "current": current,
+        "other_boards": [b for b in boards if b.key not in PRESETS],
+        "board_row": next((b for b in boards if b.key == current), None),
+    })
