@@ -63,6 +63,7 @@ class ExpertBot:
         self.rules = None
         self.outlook: Outlook | None = None
         self.bank_left = 60.0
+        self.move_cap = self.move_ms / 1000
         self.last_worlds = 0
 
     def hello(self, message: dict[str, Any]) -> None:
