@@ -8,7 +8,7 @@ PORT ?= 8000
 # DATABASE_URL / REDIS_URL for the local PostgreSQL and Redis when they answer, else nothing.
 SERVICES = $(shell $(PYTHON) .ci/services.py)
 
-.PHONY: venv test test-fast lint run migrate seed worker web bench bench-platform clean
+.PHONY: venv test test-fast test-reliability bench-api lint run migrate seed worker web bench bench-platform clean
 
 venv: $(STAMP)
 
@@ -26,6 +26,11 @@ lint: venv
 # otherwise): lint, layer contracts, pytest.
 test: venv lint
 	env $(SERVICES) $(PY) -m pytest
+
+# The slow fault-injection tests (minutes): worker SIGKILLs, Redis restarts, PostgreSQL connections
+# cut during round-robins. They need PostgreSQL and Redis.
+test-reliability: venv
+	env $(SERVICES) $(PY) -m pytest -m reliability tests/reliability
 
 test-fast: venv
 	env $(SERVICES) $(PY) -m pytest -x -m "not slow"

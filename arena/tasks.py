@@ -8,14 +8,23 @@ Services import this module only inside functions (to send a task), never at mod
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 
 from arena.services.matches import matches_sweep_stuck
 from arena.services.play import match_play
 from arena.services.ratings import ratings_refit
 from arena.services.schedules import schedules_run_due
 
+#: A lost database connection (PostgreSQL restarted, the connection cut) is retried with backoff
+#: (1, 2, 4 ... 60 s, about 20 minutes in all); the next run reconnects (``config.celery``).
+DATABASE_GONE = (OperationalError, InterfaceError)
+RETRY = {
+    "autoretry_for": DATABASE_GONE, "retry_backoff": 1, "retry_backoff_max": 60,
+    "retry_jitter": False, "max_retries": 25,
+}
 
-@shared_task(name="arena.tasks.play_match")
+
+@shared_task(name="arena.tasks.play_match", **RETRY)
 def play_match(match_id: int) -> bool:
     """Play and record match ``match_id``; a no-op if it is already finished or failed."""
     return match_play(match_id=match_id)
@@ -33,7 +42,9 @@ def run_due_schedules() -> list[int]:
     return [t.pk for t in schedules_run_due()]
 
 
-@shared_task(name="arena.tasks.refit_ratings")
-def refit_ratings(board_id: int) -> bool:
-    """Refit rating board ``board_id`` if it is queued (debounced: ``ratings_request_refit``)."""
-    return ratings_refit(board_id=board_id)
+@shared_task(name="arena.tasks.refit_ratings", bind=True, **RETRY)
+def refit_ratings(self, board_id: int) -> bool:
+    """Refit rating board ``board_id`` if it is queued (debounced: ``ratings_request_refit``); a
+    redelivered or retried task takes over the refit its first run left running."""
+    again = bool(self.request.retries or (self.request.delivery_info or {}).get("redelivered"))
+    return ratings_refit(board_id=board_id, takeover=again)

@@ -9,9 +9,26 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.signals import task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@task_prerun.connect
+def _usable_database_connection(task=None, **kwargs) -> None:
+    """Before each task, drop a database connection that broke or outlived ``CONN_MAX_AGE``, and
+    (``CONN_HEALTH_CHECKS``) check a reused one before its first query: a worker's connection cut
+    while it waited (PostgreSQL restarted, ``pg_terminate_backend``) costs no task. What Django
+    does at the start of each request; Celery reuses connections across tasks
+    (``CELERY_DB_REUSE_MAX``) without it. Not for eager tasks: they run inside the caller's
+    transaction."""
+    if task is not None and getattr(task.request, "is_eager", False):
+        return
+    from django.db import close_old_connections, connection
+
+    if not connection.in_atomic_block:
+        close_old_connections()

@@ -63,6 +63,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.middleware.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -106,6 +107,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+else:
+    # A reused connection is checked before its first query of a request or task (one round trip)
+    # and replaced if the server cut it (restart, pg_terminate_backend): no 500s, no lost tasks.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- cache (upload throttling) -------------------------------------------------------------------
@@ -140,6 +145,8 @@ STORAGES = {
         )
     },
 }
+#: Largest request body accepted at all (413 before it is read); a bot package is at most 5 MiB.
+ARENA_MAX_REQUEST_BYTES = int(os.environ.get("ARENA_MAX_REQUEST_BYTES", str(8 * 1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 LOGIN_URL = "/login/"
@@ -229,6 +236,11 @@ CELERY_TASK_SOFT_TIME_LIMIT = ARENA_MATCH_TIME_LIMIT - 30
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_WORKER_SEND_TASK_EVENTS = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Sending a task (after a commit: matches, refits) retries for about 20 s, so a Redis restart does
+# not drop it (the default gives up after 0.6 s, leaving a queued match without a task).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 25, "interval_start": 0, "interval_step": 0.5, "interval_max": 1,
+}
 CELERY_TASK_ALWAYS_EAGER = _env_bool("CELERY_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BEAT_SCHEDULE = {

@@ -100,9 +100,17 @@ class InstalledBot:
 
 
 def inspect_package(data: bytes, filename: str) -> BotPackage:
-    """Validate an upload named ``filename``; store nothing. Raises ``PackageError``."""
+    """Validate an upload named ``filename``; store nothing. Raises ``PackageError``.
+
+    Every file of a zip is inflated once (bounded by its declared size, the total by
+    ``MAX_UNPACKED_BYTES``), so a zip whose directory lies about sizes, or whose data is damaged
+    (CRC), is refused at upload rather than on a worker."""
     kind, members = _read(data, filename)
-    return _describe(data, kind, members)
+    package = _describe(data, kind, members)
+    if kind == "zip":
+        for reader in members.values():
+            reader()
+    return package
 
 
 def install_package(data: bytes, filename: str, dest: Path) -> InstalledBot:

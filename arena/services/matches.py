@@ -109,6 +109,21 @@ def match_record_result(*, match: Match, played: PlayedMatch) -> bool:
     return True
 
 
+def match_after_record(*, match_id: int) -> None:
+    """The after-commit work of a finished tournament match, again: the tournament's finish check
+    and the rating refit request (both idempotent). For a second delivery of a recorded match,
+    whose first worker may have died between the commit and this work."""
+    match = (
+        Match.objects.filter(pk=match_id, kind=MatchKind.TOURNAMENT, status=MatchStatus.FINISHED)
+        .only("tournament_id", "rules", "rules_key")
+        .first()
+    )
+    if match is None:
+        return
+    tournament_finish_if_done(tournament_id=match.tournament_id)
+    ratings_request_refit(preset=match.rules["preset"], rules_key=match.rules_key)
+
+
 def match_fail(*, match_id: int, reason: str) -> bool:
     """queued | running → failed with ``reason`` (the platform could not play it); a validation
     match fails its version. False if the match was already finished or failed."""

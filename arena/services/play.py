@@ -7,12 +7,18 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 
 from arena.models import BotVersion, MatchSeat, PackageBlob
 from arena.runtime.cache import cached_install
 from arena.runtime.play import play_seats
 from arena.runtime.specs import BotSpec
-from arena.services.matches import match_fail, match_record_result, match_start
+from arena.services.matches import (
+    match_after_record,
+    match_fail,
+    match_record_result,
+    match_start,
+)
 from engine import Player, rules_from_dict
 
 log = logging.getLogger(__name__)
@@ -20,9 +26,15 @@ log = logging.getLogger(__name__)
 
 def match_play(*, match_id: int) -> bool:
     """Play match ``match_id`` if it is queued (or running after a lost worker) and record it.
-    True if this call recorded the result; False if there was nothing to do or it failed."""
+    True if this call recorded the result; False if there was nothing to do or it failed.
+
+    A lost database connection is not the match's failure: ``OperationalError`` and
+    ``InterfaceError`` propagate (the task retries; the match is still running and is played
+    again). A second delivery of a recorded match redoes only the after-commit work (the
+    tournament's finish check, the rating refit request), in case its worker died in between."""
     started = match_start(match_id=match_id)
     if started is None:
+        match_after_record(match_id=match_id)
         return False
     match = started.match
     try:
@@ -35,6 +47,8 @@ def match_play(*, match_id: int) -> bool:
             players=players,
             backend=settings.ARENA_SANDBOX,
         )
+    except (OperationalError, InterfaceError):
+        raise  # the database went away: retried, not the match's fault
     except Exception as error:
         log.exception("match %s could not be played", match_id)
         match_fail(

@@ -59,11 +59,18 @@ def ratings_request_refit(*, preset: str, rules_key: str) -> None:
             _set_state(board, RefitState.AGAIN, now)
 
 
-def ratings_refit(*, board_id: int) -> bool:
+def ratings_refit(*, board_id: int, takeover: bool = False) -> bool:
     """queued → running → (idle | queued again): fit the board and append its next generation of
-    rating rows. False (nothing done) unless the board was queued."""
+    rating rows. False (nothing done) unless the board was queued.
+
+    ``takeover``: this is the task delivered again (its worker died mid-refit, or the refit hit a
+    lost database connection and is retried), so a board left running or again is this task's
+    own, and is taken over instead of waiting ``REFIT_STALE_AFTER`` for the next request."""
     now = timezone.now()
-    started = RatingBoard.objects.filter(pk=board_id, state=RefitState.QUEUED).update(
+    states = [RefitState.QUEUED]
+    if takeover:
+        states += [RefitState.RUNNING, RefitState.AGAIN]
+    started = RatingBoard.objects.filter(pk=board_id, state__in=states).update(
         state=RefitState.RUNNING, state_changed_at=now
     )
     if not started:

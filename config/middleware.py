@@ -1,0 +1,34 @@
+"""Middleware of the platform itself (no ``arena`` import)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+
+class RequestSizeLimitMiddleware:
+    """413 for a request whose declared body is over ``ARENA_MAX_REQUEST_BYTES``, before any of it
+    is read: Django would otherwise stream a multipart file of any size to a temporary file before
+    a view could refuse it. (A body without a Content-Length is read as empty by Django's WSGI
+    request, so chunked bodies cannot slip past.) First in the middleware list."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return JsonResponse({"detail": "the Content-Length header is not a number"}, status=400)
+        limit = settings.ARENA_MAX_REQUEST_BYTES
+        if length > limit:
+            response = JsonResponse(
+                {"detail": f"the request is {length:,} bytes; requests may be at most {limit:,} "
+                           "bytes (a bot package at most 5 MiB)"},
+                status=413,
+            )
+            response["Connection"] = "close"
+            return response
+        return self.get_response(request)
