@@ -35,7 +35,8 @@ class SignupForm(UserCreationForm):
 
 class BotUploadForm(forms.Form):
     name = forms.CharField(
-        max_length=64, help_text="Letters, digits, '_', '.' or '-', starting with a letter or digit."
+        max_length=64,
+        help_text="Letters, digits, '_', '.' or '-', starting with a letter or digit.",
     )
     file = forms.FileField(label="Bot file", help_text=UPLOAD_HELP)
 

@@ -110,6 +110,7 @@
   var playButton = $("v-play");
   var current = 0;
   var timer = null;
+  var moved = false;  // the URL's #step=N follows the viewer once the reader moves
 
   function el(tag, className, text) {
     var node = document.createElement(tag);
@@ -307,7 +308,8 @@
     root.setAttribute("data-kind", step.kind);
     $("v-first").disabled = $("v-prev").disabled = current === 0;
     $("v-last").disabled = $("v-next").disabled = current === steps.length - 1;
-    if (history.replaceState) history.replaceState(null, "", "#step=" + (current + 1));
+    if (moved && history.replaceState) history.replaceState(null, "", "#step=" + (current + 1));
+    moved = true;
   }
 
   function drawTrick(state) {

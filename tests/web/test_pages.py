@@ -1,0 +1,163 @@
+"""The pages through Django's test client: every page renders from the same selectors as the API,
+owner-only parts stay with the owner, forms call the services."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from rest_framework.authtoken.models import Token
+
+from arena.models import Bot, Match, Tournament, VersionStatus
+from arena.services.bots import bot_create, builtin_bots_ensure
+from arena.services.tournaments import tournament_create
+from tests.arena.conftest import ILLEGAL_BOT, RANDOM_BOT
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world(eager, alice, bob, run_tasks):
+    """alice's good bot and bob's cheating one (validated), and a finished round-robin of alice's
+    bot against the built-in random bot, rated."""
+    builtins = builtin_bots_ensure()
+    with run_tasks():
+        good = bot_create(owner=alice, name="dice", filename="dice.py", data=RANDOM_BOT)
+    with run_tasks():
+        bad = bot_create(owner=bob, name="cheat", filename="cheat.py", data=ILLEGAL_BOT)
+    version = good.versions.get()
+    assert version.status == VersionStatus.READY
+    assert bad.versions.get().status == VersionStatus.FAILED
+    with run_tasks():
+        tournament = tournament_create(
+            created_by=alice, name="Cup", rules={"preset": "quatre-sept"},
+            version_ids=[version.pk, builtins["random"].pk], pairs=1, seed=7,
+        )
+    return {"good": good, "bad": bad, "tournament": tournament}
+
+
+def logged_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_every_page_renders(world, alice):
+    tournament = world["tournament"]
+    assert Tournament.objects.get(pk=tournament.pk).status == "finished"
+    match = Match.objects.filter(tournament=tournament).first()
+    client = Client()
+    for url in ["/", "/?preset=pollack", "/bots/", f"/bots/{world['good'].pk}/",
+                "/tournaments/", f"/tournaments/{tournament.pk}/",
+                f"/tournaments/{tournament.pk}/live/", f"/matches/{match.pk}/", "/signup/",
+                "/login/"]:
+        response = client.get(url)
+        assert response.status_code == 200, url
+    assert client.get("/api/docs/").status_code == 200
+
+
+def test_leaderboard_shows_the_rated_versions(world):
+    body = Client().get("/").content.decode()
+    assert "alice/dice" in body and "arena/random" in body
+    assert "provisional" in body and "±" in body
+    assert "No rated matches on <strong>pollack</strong>" in Client().get(
+        "/?preset=pollack").content.decode()
+
+
+def test_bot_page_shows_history_matches_and_owner_only_faults(world, alice, bob):
+    good, bad = world["good"], world["bad"]
+    page = Client().get(f"/bots/{good.pk}/").content.decode()
+    svg = re.search(r"<svg[^>]*class=\"chart\".*?</svg>", page, re.S).group(0)
+    ET.fromstring(svg)  # well-formed
+    assert "Recent matches" in page and "Upload a new version" not in page
+    # bob's failed validation: the fault and stderr tail only for bob
+    public = Client().get(f"/bots/{bad.pk}/").content.decode()
+    assert "about to cheat" not in public and "Faults" not in public
+    own = logged_in(bob).get(f"/bots/{bad.pk}/").content.decode()
+    assert "about to cheat" in own and "illegal" in own and "Upload a new version" in own
+
+
+def test_owner_uploads_a_version_from_the_bot_page(world, alice, bob, run_tasks):
+    good = world["good"]
+    upload = SimpleUploadedFile("dice2.py", RANDOM_BOT)
+    assert logged_in(bob).post(f"/bots/{good.pk}/versions/", {"file": upload}).status_code == 403
+    with run_tasks():
+        response = logged_in(alice).post(
+            f"/bots/{good.pk}/versions/", {"file": SimpleUploadedFile("d.py", RANDOM_BOT)}
+        )
+    assert response.status_code == 302
+    assert good.versions.count() == 2
+
+
+def test_upload_form_shows_the_services_message(eager, alice):
+    client = logged_in(alice)
+    response = client.post(
+        "/bots/new/", {"name": "x", "file": SimpleUploadedFile("x.exe", b"MZ")}
+    )
+    assert response.status_code == 200
+    assert "unsupported file type" in response.content.decode()
+    assert not Bot.objects.filter(owner=alice).exists()
+
+
+def test_round_robin_form_creates_one_with_changed_options(eager, alice, run_tasks):
+    builtins = builtin_bots_ensure()
+    client = logged_in(alice)
+    assert client.get("/tournaments/new/").status_code == 200
+    with run_tasks():
+        response = client.post("/tournaments/new/", {
+            "name": "Long cup", "preset": "quatre-sept", "pairs": 1, "target": 41,
+            "versions": [builtins["random"].pk, builtins["greedy"].pk], "signals": "",
+        })
+    assert response.status_code == 302, response.content.decode()[:2000]
+    tournament = Tournament.objects.get(name="Long cup")
+    assert tournament.rules_key == "quatre-sept{target=41}"
+    page = client.get(response["Location"]).content.decode()
+    assert 'id="progress"' in page and "Cross-table" in page
+
+
+def test_round_robin_form_refuses_one_version(eager, alice):
+    builtins = builtin_bots_ensure()
+    response = logged_in(alice).post("/tournaments/new/", {
+        "name": "Solo", "preset": "quatre-sept", "pairs": 1, "versions": [builtins["random"].pk],
+    })
+    assert response.status_code == 200
+    assert "2 to 64 versions" in response.content.decode()
+
+
+def test_live_part_stops_polling_when_finished(world):
+    tournament = world["tournament"]
+    live = Client().get(f"/tournaments/{tournament.pk}/live/").content.decode()
+    assert 'data-status="finished"' in live and "hx-trigger" not in live
+
+
+def test_viewer_page_embeds_the_replay_and_the_deck(world):
+    match = Match.objects.filter(tournament=world["tournament"]).first()
+    page = Client().get(f"/matches/{match.pk}/").content.decode()
+    assert 'id="replay-data"' in page and f"/api/matches/{match.pk}/replay/" in page
+    assert 'id="fr-TH"' in page and "viewer.js" in page
+
+
+def test_signup_logs_in_and_the_token_renews(db):
+    client = Client()
+    response = client.post("/signup/", {
+        "username": "carol", "password1": "carol-password-1", "password2": "carol-password-1",
+    })
+    assert response.status_code == 302
+    page = client.get("/account/token/").content.decode()
+    first = Token.objects.get(user__username="carol").key
+    assert first in page
+    client.post("/account/token/")
+    second = Token.objects.get(user__username="carol").key
+    assert second != first and second in client.get("/account/token/").content.decode()
+    client.post("/logout/")
+    assert client.get("/account/token/").status_code == 302
+
+
+def test_signup_refuses_a_taken_name(db, alice):
+    response = Client().post("/signup/", {
+        "username": "alice", "password1": "x-password-123", "password2": "x-password-123",
+    })
+    assert response.status_code == 200 and "already exists" in response.content.decode()
