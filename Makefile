@@ -8,7 +8,7 @@ PORT ?= 8000
 # DATABASE_URL / REDIS_URL for the local PostgreSQL and Redis when they answer, else nothing.
 SERVICES = $(shell $(PYTHON) .ci/services.py)
 
-.PHONY: venv test test-fast test-reliability bench-api lint run migrate seed worker web bench bench-platform clean
+.PHONY: chromium test-web venv test test-fast test-reliability bench-api lint run migrate seed worker web bench bench-platform clean
 
 venv: $(STAMP)
 
@@ -24,7 +24,7 @@ lint: venv
 
 # Every test, against PostgreSQL and Redis when they answer (SQLite and the filesystem broker
 # otherwise): lint, layer contracts, pytest.
-test: venv lint
+test: venv lint chromium
 	env $(SERVICES) $(PY) -m pytest
 
 # The slow fault-injection tests (minutes): worker SIGKILLs, Redis restarts, PostgreSQL connections
@@ -60,3 +60,16 @@ bench-platform: venv
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis
+
+# Debian's Chromium for the browser tests (tests/web): installed with apt when missing (as root;
+# otherwise the browser tests skip and say why). Playwright drives it; no browser is downloaded.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq || true; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing: apt-get install -y chromium (browser tests skip)"; fi; }
+
+# The pages alone: page and card tests, then the browser tests (screenshots in test-artifacts/).
+test-web: venv chromium
+	env $(SERVICES) $(PY) -m pytest tests/web
