@@ -120,10 +120,12 @@ class BotVersion(models.Model):
 
 
 class TournamentStatus(models.TextChoices):
-    """running → finished (→ running again if a failed match is re-queued)."""
+    """running → finished (→ running again if a failed match is re-queued); running → cancelled
+    (its queued matches fail; the ones already running are recorded)."""
 
     RUNNING = "running"
     FINISHED = "finished"
+    CANCELLED = "cancelled"
 
 
 class Tournament(models.Model):

@@ -46,6 +46,25 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = _env_list("CSRF_TRUSTED_ORIGINS", "")
 
+# --- HTTPS (production) ---------------------------------------------------------------------------
+# With DEBUG off the site is served over HTTPS by default (``ARENA_HTTPS=0`` for plain HTTP on a
+# private network, as compose's localhost quick start does): cookies only over HTTPS, HTTP
+# redirected, HSTS for a year. TLS ends at a reverse proxy that sets ``X-Forwarded-Proto``.
+ARENA_HTTPS = _env_bool("ARENA_HTTPS", not DEBUG)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = ARENA_HTTPS
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+if ARENA_HTTPS:
+    SECURE_SSL_REDIRECT = _env_bool("ARENA_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^health/$"]  # the load balancer's probe speaks plain HTTP
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = int(os.environ.get("ARENA_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("ARENA_HSTS_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = _env_bool("ARENA_HSTS_PRELOAD", True)
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",

@@ -17,6 +17,18 @@ class IsOwnerOrReadOnly(BasePermission):
         return owner_id is not None and owner_id == request.user.pk
 
 
+class IsCreatorOrStaff(BasePermission):
+    """Signed in; and for the object, its creator (``created_by``) or staff."""
+
+    message = "only the round-robin's creator or staff can do this"
+
+    def has_permission(self, request, view) -> bool:
+        return bool(request.user and request.user.is_authenticated)
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        return request.user.is_staff or obj.created_by_id == request.user.pk
+
+
 def is_owner(request, owner_id: int | None) -> bool:
     """Whether the request's user owns the bot whose owner id is given (for owner-only fields)."""
     user = getattr(request, "user", None)

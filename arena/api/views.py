@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from arena.api import serializers as out
 from arena.api.filters import BotFilter, MatchFilter, TournamentFilter, VersionFilter
 from arena.api.pagination import ArenaPagination
-from arena.api.permissions import IsOwnerOrReadOnly
+from arena.api.permissions import IsCreatorOrStaff, IsOwnerOrReadOnly
 from arena.api.throttles import UploadThrottle
 from arena.errors import ArenaError
 from arena.selectors.bots import bot_list, version_list
@@ -27,8 +27,12 @@ from arena.selectors.ratings import version_rating_history
 from arena.selectors.tournaments import tournament_list
 from arena.services.bots import bot_create, bot_retire, bot_version_create
 from arena.services.matches import match_requeue
-from arena.services.tournaments import tournament_create
+from arena.services.tournaments import tournament_cancel, tournament_create
 from sandbox.package import MAX_PACKAGE_BYTES
+
+
+class ConflictSerializer(serializers.Serializer):
+    detail = serializers.CharField()
 
 
 def _bad_request(error: ArenaError) -> serializers.ValidationError:
@@ -181,6 +185,22 @@ class TournamentViewSet(
         tournament = tournament_list().get(pk=tournament.pk)
         body = out.TournamentDetailSerializer(tournament, context=self.get_serializer_context())
         return Response(body.data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: out.TournamentSerializer, 409: ConflictSerializer})
+    @action(detail=True, methods=["post"], permission_classes=[IsCreatorOrStaff])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        """Its creator or staff cancels a running round-robin: queued matches fail ("cancelled
+        by ..."), running ones finish and count. 409 unless it is running."""
+        tournament = self.get_object()
+        if not tournament_cancel(tournament=tournament, by=request.user):
+            return Response(
+                {"detail": f"only a running round-robin can be cancelled; this one is "
+                           f"{tournament.status}"},
+                status=status.HTTP_409_CONFLICT,
+            )
+        tournament = tournament_list().get(pk=tournament.pk)
+        return Response(out.TournamentSerializer(tournament, context=self.get_serializer_context())
+                        .data)
 
 
 class MatchViewSet(viewsets.ReadOnlyModelViewSet):

@@ -149,11 +149,16 @@ def match_fail(*, match_id: int, reason: str) -> bool:
 
 def match_requeue(*, match_id: int) -> bool:
     """failed → queued, and its task sent after commit; the tournament runs again and a validated
-    version goes back to pending. False if the match had not failed."""
+    version goes back to pending. False if the match had not failed, or its round-robin was
+    cancelled."""
     with transaction.atomic():
         match = Match.objects.select_for_update().filter(pk=match_id).first()
         if match is None or match.status != MatchStatus.FAILED:
             return False
+        if match.tournament_id is not None and Tournament.objects.filter(
+            pk=match.tournament_id, status=TournamentStatus.CANCELLED
+        ).exists():
+            return False  # its round-robin was cancelled
         match.status = MatchStatus.QUEUED
         match.failure = ""
         match.started_at = match.finished_at = None

@@ -118,6 +118,24 @@ def tournament_finish_if_done(*, tournament_id: int) -> bool:
     return bool(updated)
 
 
+def tournament_cancel(*, tournament: Tournament, by: AbstractBaseUser) -> bool:
+    """running → cancelled, by its creator or staff (the caller checks who): every queued match
+    fails with the reason, so workers skip it; matches already running finish and are recorded.
+    False if it was not running (finished or cancelled already)."""
+    now = timezone.now()
+    with transaction.atomic():
+        cancelled = Tournament.objects.filter(
+            pk=tournament.pk, status=TournamentStatus.RUNNING
+        ).update(status=TournamentStatus.CANCELLED, finished_at=now)
+        if not cancelled:
+            return False
+        Match.objects.filter(tournament_id=tournament.pk, status=MatchStatus.QUEUED).update(
+            status=MatchStatus.FAILED, finished_at=now,
+            failure=f"cancelled by {by.get_username()} before it was played",
+        )
+    return True
+
+
 def tournament_reopen(*, tournament_id: int) -> bool:
     """finished → running, when one of its matches is re-queued. True if it changed."""
     updated = Tournament.objects.filter(
