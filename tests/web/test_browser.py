@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.arena.conftest import RANDOM_BOT
+from tests.arena.conftest import ILLEGAL_BOT, RANDOM_BOT
 from tests.e2e.conftest import Stack, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -71,12 +71,32 @@ def test_a_new_user_runs_a_round_robin_and_watches_a_replay(stack: Stack, browse
     page.click("main button[type=submit]")
     page.wait_for_url(f"{url}/bots/*/")
     bot_url = page.url
+    # ... and a cheating bot, whose validation fails with an illegal move.
+    page.goto(f"{url}/bots/new/")
+    page.fill("#id_name", "cheat")
+    page.set_input_files(
+        "#id_file", files=[{"name": "cheat.py", "mimeType": "text/x-python", "buffer": ILLEGAL_BOT}]
+    )
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{url}/bots/*/")
+    cheat_url = page.url
 
-    def validated() -> bool:
-        page.goto(bot_url)
-        return page.locator("td .status.ready").count() == 1
+    def validated(where: str, status: str) -> bool:
+        page.goto(where)
+        return page.locator(f"td .status.{status}").count() == 1
 
-    wait_for(validated, 90, "the worker to validate the upload", every=1)
+    wait_for(lambda: validated(bot_url, "ready"), 90, "the worker to validate the upload", every=1)
+    wait_for(lambda: validated(cheat_url, "failed"), 60, "the cheat to fail validation", every=1)
+    # Its owner sees the fault and the stderr tail; the validation replay shows the fault.
+    page.locator(".fault summary").first.click()
+    assert "about to cheat" in page.locator(".fault pre.log").first.inner_text()
+    shot(page, screenshots, "bot-faults")
+    page.locator("td a", has_text="match").first.click()
+    page.wait_for_selector("#viewer:not([hidden])")
+    page.keyboard.press("End")
+    assert page.locator(".fault-badge:not([hidden])").count() == 1
+    assert "illegal" in page.inner_text("#v-caption")
+    shot(page, screenshots, "viewer-fault")
 
     # Start a round-robin: the new bot against the built-in random and greedy bots.
     page.goto(f"{url}/tournaments/new/")

@@ -446,6 +446,7 @@
     if (deal.end) text2 += " The match ends: " + (meta.reasons[deal.end] || deal.end) + ".";
     if (step.deal === replay.deals.length - 1) {
       var r = replay.result;
+      if (r.fault) text2 += " " + seatName(r.fault.seat) + " faulted (" + r.fault.kind + ": " + r.fault.detail + ").";
       text2 += r.winner == null ? " Draw " : " Team " + r.winner + " wins ";
       text2 += r.score[0] + "–" + r.score[1] + " (" + (meta.reasons[r.reason] || r.reason) + ").";
     }
