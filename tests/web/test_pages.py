@@ -161,3 +161,15 @@ def test_signup_refuses_a_taken_name(db, alice):
         "username": "alice", "password1": "x-password-123", "password2": "x-password-123",
     })
     assert response.status_code == 200 and "already exists" in response.content.decode()
+
+
+def test_pages_read_in_a_bounded_number_of_queries(world, alice, django_assert_max_num_queries):
+    """Selectors prefetch: the count does not grow with rows (a handful per section)."""
+    tournament = world["tournament"]
+    match = Match.objects.filter(tournament=tournament).first()
+    client = logged_in(alice)
+    for url, most in [("/", 6), (f"/bots/{world['good'].pk}/", 14),
+                      (f"/tournaments/{tournament.pk}/", 16), (f"/matches/{match.pk}/", 8),
+                      ("/bots/", 8), ("/tournaments/", 8)]:
+        with django_assert_max_num_queries(most, info=url):
+            assert client.get(url).status_code == 200
