@@ -180,6 +180,17 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    # Every API request is throttled per client address (anonymous) or per user; uploads have a
+    # rate of their own (``ARENA_UPLOAD_RATE``). Counters live in the cache (Redis in production).
+    "DEFAULT_THROTTLE_CLASSES": ["arena.api.throttles.ApiRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("ARENA_API_ANON_RATE", "600/minute"),
+        "user": os.environ.get("ARENA_API_USER_RATE", "1200/minute"),
+    },
+    # Reverse proxies in front of gunicorn: the client address is then taken from
+    # X-Forwarded-For (else every client behind the proxy would share one throttle).
+    "NUM_PROXIES": int(os.environ["ARENA_NUM_PROXIES"]) if os.environ.get("ARENA_NUM_PROXIES")
+    else None,
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -191,6 +202,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "arena.api.schema.document_errors",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "VersionStatusEnum": "arena.models.VersionStatus",
         "MatchStatusEnum": "arena.models.MatchStatus",

@@ -20,9 +20,10 @@ from arena.api.pagination import ArenaPagination
 from arena.api.permissions import IsCreatorOrStaff, IsOwnerOrReadOnly
 from arena.api.throttles import UploadThrottle
 from arena.errors import ArenaError
+from arena.models import Match
 from arena.selectors.bots import bot_list, version_list
 from arena.selectors.leaderboard import leaderboard
-from arena.selectors.matches import match_list, match_replay
+from arena.selectors.matches import match_list, match_list_compact, match_replay
 from arena.selectors.ratings import version_rating_history
 from arena.selectors.tournaments import tournament_list
 from arena.services.bots import bot_create, bot_retire, bot_version_create
@@ -104,7 +105,10 @@ class BotViewSet(
     @extend_schema(
         methods=["POST"], request=out.VersionCreateInput, responses={201: out.VersionSerializer}
     )
-    @extend_schema(methods=["GET"], responses=out.VersionSerializer(many=True))
+    @extend_schema(
+        methods=["GET"], responses=out.VersionPageSerializer,
+        parameters=[OpenApiParameter("page", int), OpenApiParameter("page_size", int)],
+    )
     @action(detail=True, methods=["get", "post"])
     def versions(self, request: Request, pk: str | None = None) -> Response:
         """GET: the bot's versions. POST (owner, multipart ``file``): a new version."""
@@ -143,7 +147,10 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
     pagination_class = ArenaPagination
     filterset_class = VersionFilter
 
-    @extend_schema(responses=out.RatingHistorySerializer(many=True))
+    @extend_schema(
+        responses=out.RatingHistoryPageSerializer,
+        parameters=[OpenApiParameter("page", int), OpenApiParameter("page_size", int)],
+    )
     @action(detail=True, methods=["get"], filterset_class=None)
     def ratings(self, request: Request, pk: str | None = None) -> Response:
         """The version's rating history: one row per refit of each board it is rated on."""
@@ -206,10 +213,15 @@ class TournamentViewSet(
 class MatchViewSet(viewsets.ReadOnlyModelViewSet):
     """Matches: filter with ``?tournament=&version=&status=``; the replay as JSON."""
 
-    queryset = match_list()
+    queryset = match_list_compact()
     serializer_class = out.MatchSerializer
     pagination_class = ArenaPagination
     filterset_class = MatchFilter
+
+    def get_queryset(self):
+        if self.action == "replay":  # the replay needs the id only, not the seats
+            return Match.objects.only("pk")
+        return super().get_queryset()
 
     @extend_schema(request=None, responses=out.MatchSerializer)
     @action(detail=True, methods=["post"], permission_classes=[IsAdminUser])
@@ -243,8 +255,10 @@ class LeaderboardView(APIView):
         parameters=[
             OpenApiParameter("preset", str, default="quatre-sept"),
             OpenApiParameter("board", str, description="a rules_key; overrides preset"),
+            OpenApiParameter("page", int),
+            OpenApiParameter("page_size", int),
         ],
-        responses=out.LeaderboardRowSerializer(many=True),
+        responses=out.LeaderboardPageSerializer,
     )
     def get(self, request: Request) -> Response:
         preset = request.query_params.get("preset", "quatre-sept")

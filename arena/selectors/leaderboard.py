@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.cache import cache
+
 from arena.models import Rating, RatingBoard
+
+#: How long a generation's rows stay cached (they never change; this only bounds memory).
+LEADERBOARD_CACHE_SECONDS = 3600
 
 
 def leaderboard(*, preset: str, board: str | None = None) -> list[dict[str, Any]]:
@@ -18,31 +23,47 @@ def leaderboard(*, preset: str, board: str | None = None) -> list[dict[str, Any]
     ``losses``, ``draws``, ``provisional`` and ``los_next`` (likelihood of superiority over the
     next row), from the latest refit of board ``board`` (default: the unmodified
     ``preset``); empty until its first refit."""
-    found = RatingBoard.objects.filter(key=board or preset).first()
+    found = RatingBoard.objects.filter(key=board or preset).only("pk", "generation").first()
     if found is None or found.generation == 0:
         return []
+    # A generation's rows never change: cached by board and generation (a refit makes a new
+    # generation, hence a new key), so a busy leaderboard costs one small query.
+    key = f"arena:leaderboard:{found.pk}:{found.generation}"
+    rows = cache.get(key)
+    if rows is None:
+        rows = _rows(found)
+        cache.set(key, rows, timeout=LEADERBOARD_CACHE_SECONDS)
+    return rows
+
+
+def _rows(board: RatingBoard) -> list[dict[str, Any]]:
     ratings = (
-        Rating.objects.filter(board=found, generation=found.generation)
-        .select_related("version__bot__owner")
+        Rating.objects.filter(board=board, generation=board.generation)
         .order_by("rank")
+        .values_list(
+            "rank", "version_id", "version__bot__owner__username", "version__bot__name",
+            "version__bot_id", "version__number", "elo", "ci95", "matches", "wins", "losses",
+            "draws", "provisional", "los_next", "fitted_at",
+        )
     )
     return [
         {
-            "rank": r.rank,
-            "version": r.version_id,
-            "bot": r.version.bot.label,
-            "bot_id": r.version.bot_id,
-            "owner": r.version.bot.owner.username,
-            "number": r.version.number,
-            "elo": round(r.elo, 1),
-            "ci95": round(r.ci95, 1),
-            "matches": r.matches,
-            "wins": r.wins,
-            "losses": r.losses,
-            "draws": r.draws,
-            "provisional": r.provisional,
-            "los_next": None if r.los_next is None else round(r.los_next, 4),
-            "fitted_at": r.fitted_at,
+            "rank": rank,
+            "version": version,
+            "bot": f"{owner}/{name}",
+            "bot_id": bot_id,
+            "owner": owner,
+            "number": number,
+            "elo": round(elo, 1),
+            "ci95": round(ci95, 1),
+            "matches": matches,
+            "wins": wins,
+            "losses": losses,
+            "draws": draws,
+            "provisional": provisional,
+            "los_next": None if los_next is None else round(los_next, 4),
+            "fitted_at": fitted_at,
         }
-        for r in ratings
+        for (rank, version, owner, name, bot_id, number, elo, ci95, matches, wins, losses, draws,
+             provisional, los_next, fitted_at) in ratings
     ]
