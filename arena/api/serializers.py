@@ -138,6 +138,16 @@ class SeatSerializer(serializers.ModelSerializer):
 _DATETIME = serializers.DateTimeField()
 
 
+def _seat_row(row: dict[str, Any], request) -> dict[str, Any]:
+    """A ``match_seat_rows`` row as ``SeatSerializer`` writes a seat (``log`` for the owner)."""
+    return {
+        "seat": row["seat"], "team": row["seat"] % 2, "version": row["version"],
+        "bot": row["bot"], "number": row["number"], "fault_kind": row["fault_kind"],
+        "fault_detail": row["fault_detail"],
+        "log": row["log"] if is_owner(request, row["owner_id"]) else None,
+    }
+
+
 def _when(value):
     """A datetime as DRF's ``DateTimeField`` writes it (ISO 8601, UTC as ``Z``), or None."""
     return None if value is None else _DATETIME.to_representation(value)
@@ -156,9 +166,16 @@ class MatchSerializer(serializers.ModelSerializer):
         ]
 
     def to_representation(self, match: Match) -> dict[str, Any]:
-        """The declared fields, built directly (a page of the match list is 50 of these)."""
-        seats = self.fields["seats"].child
-        seats.bind("seats", self)
+        """The declared fields, built directly (a page of the match list is 50 of these); the
+        seats from ``context["seat_rows"]`` (``match_seat_rows``) when given, else prefetched."""
+        rows = self.context.get("seat_rows")
+        if rows is not None:
+            request = self.context.get("request")
+            seat_list = [_seat_row(row, request) for row in rows.get(match.pk, [])]
+        else:
+            seats = self.fields["seats"].child
+            seats.bind("seats", self)
+            seat_list = [seats.to_representation(seat) for seat in match.seats.all()]
         return {
             "id": match.pk, "kind": match.kind, "tournament": match.tournament_id,
             "pair": match.pair, "swapped": match.swapped, "seed": match.seed,
@@ -167,7 +184,7 @@ class MatchSerializer(serializers.ModelSerializer):
             "failure": match.failure, "attempts": match.attempts, "play_ms": match.play_ms,
             "created_at": _when(match.created_at), "started_at": _when(match.started_at),
             "finished_at": _when(match.finished_at),
-            "seats": [seats.to_representation(seat) for seat in match.seats.all()],
+            "seats": seat_list,
             "replay": self.get_replay(match),
         }
 

@@ -23,7 +23,12 @@ from arena.errors import ArenaError
 from arena.models import Match
 from arena.selectors.bots import bot_list, version_list
 from arena.selectors.leaderboard import leaderboard
-from arena.selectors.matches import match_list, match_list_compact, match_replay
+from arena.selectors.matches import (
+    match_list,
+    match_list_compact,
+    match_replay,
+    match_seat_rows,
+)
 from arena.selectors.ratings import version_rating_history
 from arena.selectors.tournaments import tournament_list
 from arena.services.bots import bot_create, bot_retire, bot_version_create
@@ -221,7 +226,19 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         if self.action == "replay":  # the replay needs the id only, not the seats
             return Match.objects.only("pk")
+        if self.action == "list":  # seats come as rows, a page at a time (``list``)
+            return Match.objects.all()
         return super().get_queryset()
+
+    def list(self, request: Request, *args, **kwargs) -> Response:
+        """A page of matches, their seats read as plain rows in one query."""
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        context = {
+            **self.get_serializer_context(),
+            "seat_rows": match_seat_rows(match_ids=[m.pk for m in page]),
+        }
+        body = out.MatchSerializer(page, many=True, context=context).data
+        return self.get_paginated_response(body)
 
     @extend_schema(request=None, responses=out.MatchSerializer)
     @action(detail=True, methods=["post"], permission_classes=[IsAdminUser])

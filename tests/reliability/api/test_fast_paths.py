@@ -87,3 +87,17 @@ def test_counts_are_cached_only_when_large(finished, client_for):
         Match.objects.filter(tournament=finished).first().delete()
         assert client_for(None).get("/api/matches/").json()["count"] == total - 1  # cached
     assert User.objects.exists()
+
+
+def test_list_rows_equal_detail_rows(finished, alice, client_for):
+    """The list's seats (plain rows) equal the detail's (prefetched seats), logs included for
+    the owner only."""
+    system = User.objects.get(username="arena")
+    for who in (None, alice, system):
+        client = client_for(who)
+        page = client.get(f"/api/matches/?tournament={finished.pk}").json()["results"]
+        assert len(page) == 4
+        for row in page:
+            assert row == client.get(f"/api/matches/{row['id']}/").json()
+        logs = {seat["log"] is None for row in page for seat in row["seats"]}
+        assert logs == ({False} if who is system else {True})

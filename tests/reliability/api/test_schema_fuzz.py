@@ -57,7 +57,7 @@ CHECKS = [
     checks.unsupported_method,
     checks.ignored_auth,
 ]
-FUZZ = settings(max_examples=15, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=5, deadline=None, derandomize=True,
                 suppress_health_check=list(HealthCheck))
 
 
