@@ -5,16 +5,21 @@ versions, a finished round-robin with replays and a leaderboard: no 5xx, and eve
 
 from __future__ import annotations
 
+import json
+import os
+import zlib
 from unittest import mock
 
 import pytest
 import schemathesis
 from django.contrib.auth.models import User
+from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from rest_framework.authtoken.models import Token
 from schemathesis import checks
+from schemathesis.config import SchemathesisConfig
 
-from arena.models import Tournament
+from arena.models import Match, Rating, RatingBoard, Replay
 from arena.services.bots import bot_create, builtin_bots_ensure
 from arena.services.tournaments import tournament_create
 from config.wsgi import application
@@ -23,26 +28,50 @@ from tests.arena.conftest import RANDOM_BOT
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
+#: ``make test``: explicit examples and 5 generated cases an operation; the boundary-value
+#: coverage phase (several minutes here) runs under ``make test-reliability`` (``ARENA_FUZZ=full``).
+FULL = os.environ.get("ARENA_FUZZ") == "full"
+schema = schemathesis.openapi.from_wsgi(
+    "/api/schema/", application,
+    config=SchemathesisConfig.from_dict({"phases": {"coverage": {"enabled": FULL}}}),
+)
 
 
 @pytest.fixture
 def world(transactional_db, settings) -> dict[str, dict[str, str]]:
-    """Alice (with a token) owns a bot; a finished round-robin of the built-ins, rated. Tasks run
-    in-process while it is built; afterwards new matches are created but not played (a generated
-    round-robin of 200 matches would take minutes)."""
+    """Alice (with a token) owns a bot; a round-robin of the built-ins with one finished match
+    (seats, replay) and a rated board. Rows are written directly and no task runs (a generated
+    round-robin of 200 matches would take minutes to play)."""
     settings.ARENA_UPLOAD_RATE = "100000/minute"
-    alice = User.objects.create_user("alice", password="alice-password-1")
-    User.objects.create_user("bob", password="bob-password-1")
-    bot_create(owner=alice, name="rnd", filename="bot.py", data=RANDOM_BOT)
-    builtins = builtin_bots_ensure()
-    tournament_create(
-        created_by=alice, name="cup", rules={"preset": "quatre-sept"}, pairs=1,
-        version_ids=[builtins["random"].pk, builtins["greedy"].pk],
-    )
-    assert Tournament.objects.get().status == "finished"
-    token = Token.objects.create(user=alice)
     with mock.patch("arena.tasks.play_match.delay"), mock.patch("arena.tasks.refit_ratings.delay"):
+        alice = User.objects.create_user("alice", password="alice-password-1")
+        User.objects.create_user("bob", password="bob-password-1")
+        bot_create(owner=alice, name="rnd", filename="bot.py", data=RANDOM_BOT)
+        builtins = builtin_bots_ensure()
+        versions = [builtins["random"], builtins["greedy"]]
+        tournament = tournament_create(
+            created_by=alice, name="cup", rules={"preset": "quatre-sept"}, pairs=1,
+            version_ids=[v.pk for v in versions],
+        )
+        match = tournament.matches.first()
+        raw = json.dumps({"format": 1, "players": [], "result": {"winner": 0}}).encode()
+        Match.objects.filter(pk=match.pk).update(
+            status="finished", winner=0, score=[41, 12], reason="target",
+            finished_at=timezone.now(),
+        )
+        Replay.objects.create(match=match, data=zlib.compress(raw), size=len(raw))
+        now = timezone.now()
+        board = RatingBoard.objects.create(
+            key="quatre-sept", preset="quatre-sept", state_changed_at=now, generation=1,
+            fitted_at=now, matches=1,
+        )
+        for rank, version in enumerate(versions, start=1):
+            Rating.objects.create(
+                board=board, version=version, generation=1, fitted_at=now, rank=rank,
+                elo=1500.0, ci95=100.0, matches=1, wins=1, losses=0, draws=0, provisional=True,
+                los_next=None,
+            )
+        token = Token.objects.create(user=alice)
         yield {"alice": {"Authorization": f"Token {token.key}"}, "anonymous": {}}
 
 
@@ -57,7 +86,7 @@ CHECKS = [
     checks.unsupported_method,
     checks.ignored_auth,
 ]
-FUZZ = settings(max_examples=5, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=25 if FULL else 5, deadline=None, derandomize=True,
                 suppress_health_check=list(HealthCheck))
 
 
