@@ -3,6 +3,7 @@ briefly (counting 100,000 matches is a scan of the table on every page otherwise
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from functools import cached_property
 
@@ -28,12 +29,16 @@ class CountCachedPaginator(Paginator):
             return super().count
         digest = hashlib.sha256(f"{sql}|{params!r}".encode()).hexdigest()[:32]
         key = f"arena:count:{digest}"
-        found = cache.get(key)
+        try:
+            found = cache.get(key)
+        except Exception:  # the cache (Redis) is down: count
+            return super().count
         if found is not None:
             return found
         total = super().count
         if total >= COUNT_CACHE_FROM:
-            cache.set(key, total, timeout=COUNT_CACHE_SECONDS)
+            with contextlib.suppress(Exception):
+                cache.set(key, total, timeout=COUNT_CACHE_SECONDS)
         return total
 
 

@@ -3,12 +3,29 @@ tests and operators can change it)."""
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from rest_framework.throttling import SimpleRateThrottle, UserRateThrottle
+
+log = logging.getLogger(__name__)
+
+
+def _fail_open(allow, request, view) -> bool:
+    """The throttle's answer, or yes when its counters (the cache: Redis) are unreachable: reads
+    keep working while Redis restarts."""
+    try:
+        return allow(request, view)
+    except Exception:
+        log.warning("throttle counters unavailable; request allowed", exc_info=True)
+        return True
 
 
 class UploadThrottle(UserRateThrottle):
     scope = "uploads"
+
+    def allow_request(self, request, view) -> bool:
+        return _fail_open(super().allow_request, request, view)
 
     def get_rate(self) -> str:
         return settings.ARENA_UPLOAD_RATE
@@ -25,7 +42,7 @@ class ApiRateThrottle(SimpleRateThrottle):
         self.scope = "user" if request.user and request.user.is_authenticated else "anon"
         self.rate = self.get_rate()
         self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request, view)
+        return _fail_open(super().allow_request, request, view)
 
     def get_cache_key(self, request, view) -> str:
         ident = request.user.pk if self.scope == "user" else self.get_ident(request)

@@ -7,6 +7,7 @@ changed options has a board of its own, keyed like ``Match.rules_key``
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from django.core.cache import cache
@@ -34,10 +35,14 @@ def leaderboard(*, preset: str, board: str | None = None) -> list[dict[str, Any]
     key = f"arena:leaderboard:{found.pk}:{found.generation}:{fitted}"
     rows = _LOCAL.get(key)
     if rows is None:
-        rows = cache.get(key)
+        try:
+            rows = cache.get(key)
+        except Exception:  # the cache (Redis) is down: read the rows
+            rows = None
         if rows is None:
             rows = _rows(found)
-            cache.set(key, rows, timeout=LEADERBOARD_CACHE_SECONDS)
+            with contextlib.suppress(Exception):
+                cache.set(key, rows, timeout=LEADERBOARD_CACHE_SECONDS)
         if len(_LOCAL) >= 16:
             _LOCAL.clear()
         _LOCAL[key] = rows
