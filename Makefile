@@ -8,7 +8,7 @@ PORT ?= 8000
 # DATABASE_URL / REDIS_URL for the local PostgreSQL and Redis when they answer, else nothing.
 SERVICES = $(shell $(PYTHON) .ci/services.py)
 
-.PHONY: chromium test-web venv test test-fast test-reliability bench-api lint run migrate seed worker web bench bench-platform clean
+.PHONY: chromium test-web venv test test-fast test-slow test-reliability bench-api lint run migrate seed worker web bench bench-platform clean
 
 venv: $(STAMP)
 
@@ -31,6 +31,10 @@ test: venv lint chromium
 # cut during round-robins. They need PostgreSQL and Redis.
 test-reliability: venv
 	env $(SERVICES) $(PY) -m pytest -m reliability tests/reliability
+
+# The engine's large seeded sweep (tens of thousands of random matches per preset and option).
+test-slow: venv
+	$(PY) -m pytest -m slow tests/engine
 
 test-fast: venv
 	env $(SERVICES) $(PY) -m pytest -x -m "not slow"
