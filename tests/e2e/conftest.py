@@ -134,3 +134,24 @@ def _answers(url: str) -> bool:
         return requests.get(url, timeout=1).status_code == 200
     except requests.RequestException:
         return False
+
+
+def login(stack: Stack, username: str, password: str) -> requests.Session:
+    """A requests session signed in with an API token of ``username``."""
+    session = requests.Session()
+    response = session.post(
+        f"{stack.url}/api/token/", json={"username": username, "password": password}, timeout=10
+    )
+    assert response.status_code == 200, response.text
+    session.headers["Authorization"] = f"Token {response.json()['token']}"
+    return session
+
+
+def upload(stack: Stack, session: requests.Session, name: str, source: bytes) -> int:
+    """Upload a one-file Python bot over HTTP as a new bot; its first version's id."""
+    response = session.post(
+        f"{stack.url}/api/bots/", data={"name": name}, files={"file": (f"{name}.py", source)},
+        timeout=30,
+    )
+    assert response.status_code == 201, response.text
+    return response.json()["latest_version"]["id"]

@@ -18,28 +18,9 @@ from arena.models import Match, MatchSeat, Replay, Tournament
 from config.celery import app as celery_app
 from engine.check import check_replay
 from tests.arena.conftest import FIRST_BOT, RANDOM_BOT
-from tests.e2e.conftest import Stack, wait_for
+from tests.e2e.conftest import Stack, login, upload, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def login(stack: Stack, username: str, password: str) -> requests.Session:
-    session = requests.Session()
-    response = session.post(
-        f"{stack.url}/api/token/", json={"username": username, "password": password}, timeout=10
-    )
-    assert response.status_code == 200, response.text
-    session.headers["Authorization"] = f"Token {response.json()['token']}"
-    return session
-
-
-def upload(stack: Stack, session: requests.Session, name: str, source: bytes) -> int:
-    response = session.post(
-        f"{stack.url}/api/bots/", data={"name": name}, files={"file": (f"{name}.py", source)},
-        timeout=30,
-    )
-    assert response.status_code == 201, response.text
-    return response.json()["latest_version"]["id"]
 
 
 def version_status(stack: Stack, version: int) -> str:

@@ -24,7 +24,16 @@ import requests
 from django.conf import settings
 from django.db import connection
 
-from tests.e2e.conftest import BIN, ROOT, Stack, _answers, _database_url, _free_port, wait_for
+from tests.e2e.conftest import (
+    BIN,
+    ROOT,
+    Stack,
+    _answers,
+    _database_url,
+    _free_port,
+    upload,
+    wait_for,
+)
 
 #: A legal, deterministic bot: uniform over the legal actions, seeded by match and seat (as the
 #: built-in ``random`` is), a few milliseconds a decision so a match lasts about a second.
@@ -137,24 +146,9 @@ def start_stack(logs: Path, *, redis_url: str, **env: str) -> Stack:
     return stack
 
 
-def login(stack: Stack, username: str, password: str) -> requests.Session:
-    session = requests.Session()
-    response = session.post(
-        f"{stack.url}/api/token/", json={"username": username, "password": password}, timeout=10
-    )
-    assert response.status_code == 200, response.text
-    session.headers["Authorization"] = f"Token {response.json()['token']}"
-    return session
-
-
 def upload_ready(stack: Stack, session: requests.Session, name: str, source: bytes) -> int:
     """Upload a bot over HTTP and wait for its validation; the version id."""
-    response = session.post(
-        f"{stack.url}/api/bots/", data={"name": name}, files={"file": (f"{name}.py", source)},
-        timeout=30,
-    )
-    assert response.status_code == 201, response.text
-    version = response.json()["latest_version"]["id"]
+    version = upload(stack, session, name, source)
 
     def status() -> str | None:
         body = requests.get(f"{stack.url}/api/versions/{version}/", timeout=10).json()

@@ -17,11 +17,10 @@ from django.db import connection
 from arena.models import Match, MatchStatus, RatingBoard, RefitState, Replay, Tournament
 from arena.selectors.tournaments import tournament_standings
 from arena.services.bots import builtin_bots_ensure
-from tests.e2e.conftest import Stack, wait_for
+from tests.e2e.conftest import Stack, login, wait_for
 from tests.reliability.conftest import (
     SEEDED_BOT,
     RedisServer,
-    login,
     needs_services,
     start_stack,
     upload_ready,

@@ -23,11 +23,10 @@ from arena.selectors.tournaments import tournament_standings
 from arena.services.bots import builtin_bots_ensure
 from arena.services.tournaments import tournament_create
 from config.celery import app as celery_app
-from tests.e2e.conftest import Stack, wait_for
+from tests.e2e.conftest import Stack, login, wait_for
 from tests.reliability.conftest import (
     LEANING_BOT,
     SEEDED_BOT,
-    login,
     needs_services,
     start_stack,
     upload_ready,
