@@ -6,9 +6,10 @@ Tasks run in-process (Celery eager mode) when the transaction that queued them c
 
 from __future__ import annotations
 
+import contextlib
 import io
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from django.contrib.auth.models import User
@@ -64,17 +65,25 @@ def zip_of(files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-@pytest.fixture(autouse=True)
-def _eager_tasks_and_clean_cache(settings):
+@contextlib.contextmanager
+def eager_tasks(settings) -> Iterator[None]:
     """Tasks run in-process; throttling counters start empty; uploads are not throttled unless a
-    test says so."""
+    test says so. Shared by the arena and page tests' fixtures."""
     settings.ARENA_UPLOAD_RATE = "1000/minute"
     eager = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = True
     cache.clear()
-    yield
-    celery_app.conf.task_always_eager = eager
-    cache.clear()
+    try:
+        yield
+    finally:
+        celery_app.conf.task_always_eager = eager
+        cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _eager_tasks_and_clean_cache(settings):
+    with eager_tasks(settings):
+        yield
 
 
 @pytest.fixture

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
-from django.core.cache import cache
 
-from config.celery import app as celery_app
+from tests.arena.conftest import alice, bob, eager_tasks, run_tasks  # noqa: F401 (fixtures)
 from tests.e2e.conftest import stack  # noqa: F401 (the real web server and worker)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,29 +26,10 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture
 def eager(settings):
-    """Tasks run in-process when the transaction that queued them commits."""
-    settings.ARENA_UPLOAD_RATE = "1000/minute"
-    before = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    cache.clear()
-    yield
-    celery_app.conf.task_always_eager = before
-    cache.clear()
-
-
-@pytest.fixture
-def run_tasks(django_capture_on_commit_callbacks) -> Callable:
-    return lambda: django_capture_on_commit_callbacks(execute=True)
-
-
-@pytest.fixture
-def alice(db) -> User:
-    return User.objects.create_user("alice", password="alice-password-1")
-
-
-@pytest.fixture
-def bob(db) -> User:
-    return User.objects.create_user("bob", password="bob-password-1")
+    """Tasks run in-process when the transaction that queued them commits (not autouse here: the
+    browser tests need the real worker)."""
+    with eager_tasks(settings):
+        yield
 
 
 @pytest.fixture(scope="session")
