@@ -7,7 +7,8 @@ switches to PostgreSQL, ``REDIS_URL`` to Redis for the broker and the cache.
 Environment variables:
   DJANGO_SECRET_KEY, DJANGO_DEBUG (1/0), ALLOWED_HOSTS (comma-separated), CSRF_TRUSTED_ORIGINS,
   DATABASE_URL, REDIS_URL, ARENA_VAR_DIR (default ./var), ARENA_SANDBOX (bwrap | docker),
-  ARENA_QUEUE (Celery queue name), ARENA_MATCH_TIME_LIMIT (s), ARENA_STUCK_AFTER (s),
+  ARENA_QUEUE (Celery queue name), ARENA_REDIS_PREFIX (before every Redis key),
+  ARENA_MATCH_TIME_LIMIT (s), ARENA_STUCK_AFTER (s),
   ARENA_VISIBILITY_TIMEOUT (s, Redis: when an unacknowledged match goes back to the queue),
   ARENA_UPLOAD_RATE (e.g. 30/hour), ARENA_BOT_CACHE (unpacked bots), CELERY_EAGER (1: run tasks
   in-process, for tests and demos without a worker).
@@ -135,12 +136,19 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- cache (upload throttling) -------------------------------------------------------------------
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
+#: Put before every Redis key, the cache's and the broker's, so that several sites (or test runs:
+#: the test suite sets one per run) can share one Redis database without seeing each other's keys.
+REDIS_PREFIX = os.environ.get("ARENA_REDIS_PREFIX", "")
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                    "KEY_PREFIX": REDIS_PREFIX}
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The Redis backend reusing its client objects (Django's makes one per call: ``config/cache.py``).
+if REDIS_URL:
+    CACHES["default"]["BACKEND"] = "config.cache.RedisCache"
 
 # --- auth, i18n, static --------------------------------------------------------------------------
 
@@ -245,6 +253,8 @@ if REDIS_URL:
         "unacked_restore_interval": 5,
         "unacked_restore_throttle": 1,
     }
+    if REDIS_PREFIX:
+        CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = REDIS_PREFIX
 else:
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {

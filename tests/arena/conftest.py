@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from config.celery import app as celery_app
+from tests.conftest import clear_cache
 
 RANDOM_BOT = b"""import json, random, sys
 for line in sys.stdin:
@@ -72,12 +72,12 @@ def eager_tasks(settings) -> Iterator[None]:
     settings.ARENA_UPLOAD_RATE = "1000/minute"
     eager = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = True
-    cache.clear()
+    clear_cache()
     try:
         yield
     finally:
         celery_app.conf.task_always_eager = eager
-        cache.clear()
+        clear_cache()
 
 
 @pytest.fixture(autouse=True)

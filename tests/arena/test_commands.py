@@ -30,7 +30,7 @@ def play(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_play_runs_duplicate_pairs_and_writes_replays(tmp_path, settings):
-    bot = settings.VAR_DIR / "test-play-bot.py"
+    bot = settings.ARENA_TEST_RUN_DIR / "test-play-bot.py"
     bot.write_bytes(RANDOM_BOT)
     replays = tmp_path / "replays"
     done = play("--rules", "quatre-sept", "--set", "target=21", "--seed", "40", "--pairs", "2",
@@ -59,7 +59,7 @@ def test_play_runs_duplicate_pairs_and_writes_replays(tmp_path, settings):
 
 
 def test_play_counts_faults_per_bot(settings):
-    bot = settings.VAR_DIR / "test-play-crash.py"
+    bot = settings.ARENA_TEST_RUN_DIR / "test-play-crash.py"
     bot.write_bytes(CRASH_BOT)
     done = play("--rules", "pollack", str(bot), "builtin:random")
     assert done.returncode == 0, done.stderr

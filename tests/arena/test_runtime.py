@@ -22,8 +22,9 @@ from tests.arena.conftest import CRASH_BOT, RANDOM_BOT
 
 @pytest.fixture
 def tmp_path(settings):
-    """A folder sandboxed bots can reach (pytest's own tmp is mode 700): under ``var/``."""
-    root = settings.VAR_DIR / "test-tmp"
+    """A folder sandboxed bots can reach (pytest's own tmp is mode 700): in this run's folder
+    under ``var/``."""
+    root = settings.ARENA_TEST_RUN_DIR / "tmp"
     root.mkdir(parents=True, exist_ok=True)
     root.chmod(0o755)
     folder = Path(tempfile.mkdtemp(dir=root))

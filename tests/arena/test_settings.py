@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.conftest import clear_cache
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = """
@@ -27,13 +31,15 @@ print(json.dumps({
     "time_limit": app.conf.task_time_limit,
     "queue": app.conf.task_default_queue,
     "beat": sorted(app.conf.beat_schedule),
+    "cache_prefix": settings.CACHES["default"].get("KEY_PREFIX"),
 }))
 """
 
 
 def probe(tmp_path, **env: str) -> dict:
     clean = {k: v for k, v in os.environ.items()
-             if k not in ("DATABASE_URL", "REDIS_URL", "ARENA_QUEUE")}
+             if k not in ("DATABASE_URL", "REDIS_URL", "ARENA_QUEUE", "ARENA_REDIS_PREFIX",
+                          "ARENA_BOT_CACHE", "ARENA_TEST_RUN")}
     clean.update({"DJANGO_SETTINGS_MODULE": "config.settings", "ARENA_VAR_DIR": str(tmp_path)})
     clean.update(env)
     out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=clean, check=True,
@@ -66,3 +72,44 @@ def test_urls_switch_to_postgres_and_redis(tmp_path):
     assert found["options"]["unacked_restore_interval"] <= 10
     assert found["time_limit"] == 120
     assert found["queue"] == "matches"
+    assert "global_keyprefix" not in found["options"] and not found["cache_prefix"]
+
+
+def test_a_redis_prefix_goes_before_every_cache_and_broker_key(tmp_path):
+    found = probe(tmp_path, REDIS_URL="redis://cache.example:6379/0", ARENA_REDIS_PREFIX="site-a:")
+    assert found["options"]["global_keyprefix"] == "site-a:"
+    assert found["cache_prefix"] == "site-a:"
+
+
+def test_this_run_has_names_of_its_own(settings):
+    """tests/settings.py: the test database, the queue, Redis keys and the bot cache carry the
+    run's id, and the environment hands them to the processes the e2e tests start."""
+    run = os.environ["ARENA_TEST_RUN"]
+    assert run in settings.DATABASES["default"]["TEST"]["NAME"]
+    assert settings.CELERY_TASK_DEFAULT_QUEUE == os.environ["ARENA_QUEUE"] == f"test-{run}"
+    assert settings.REDIS_PREFIX == os.environ["ARENA_REDIS_PREFIX"] == f"test-{run}:"
+    assert settings.ARENA_BOT_CACHE == settings.ARENA_TEST_RUN_DIR / "bots"
+    assert settings.ARENA_TEST_RUN_DIR.name == run
+    if settings.REDIS_URL:
+        assert settings.CACHES["default"]["KEY_PREFIX"] == settings.REDIS_PREFIX
+        assert settings.CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] == settings.REDIS_PREFIX
+
+
+def test_clearing_the_cache_leaves_other_runs_keys(settings):
+    """``cache.clear()`` is Redis's FLUSHDB: the tests clear their own keys only."""
+    if not settings.REDIS_URL:
+        pytest.skip("needs Redis")
+    import redis
+    from django.core.cache import cache
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    other = "test-someone-else::1:throttle"
+    client.set(other, b"1", ex=60)
+    cache.set("mine", 1)
+    try:
+        clear_cache()
+        assert cache.get("mine") is None
+        assert client.get(other) == b"1"
+    finally:
+        client.delete(other)
+        client.close()

@@ -67,7 +67,7 @@ class Stack:
         log = open(self.logs / f"worker-{number}.log", "wb")  # noqa: SIM115 (closed with the proc)
         worker = subprocess.Popen(
             [str(BIN / "celery"), "-A", "config", "worker", "--loglevel=INFO",
-             f"--concurrency={concurrency}", "-Q", self.queue, "-n", f"e2e{number}@%h",
+             f"--concurrency={concurrency}", "-Q", self.queue, "-n", f"{self.queue}-{number}@%h",
              "--without-gossip", "--without-mingle", "--without-heartbeat"],
             cwd=ROOT, env={**self.env, **env}, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -75,6 +75,10 @@ class Stack:
         self.workers.append(worker)
         wait_for(lambda: b"ready." in self.worker_log(number), 60, "the worker to start")
         return worker
+
+    def web_log(self) -> bytes:
+        path = self.logs / "web.log"
+        return path.read_bytes() if path.exists() else b""
 
     def worker_log(self, number: int = 0) -> bytes:
         path = self.logs / f"worker-{number}.log"
@@ -114,19 +118,47 @@ def stack(transactional_db, tmp_path_factory) -> Iterator[Stack]:
     }
     if settings.REDIS_URL:
         env["REDIS_URL"] = settings.REDIS_URL
-    port = _free_port()
-    stack = Stack(url=f"http://127.0.0.1:{port}", queue=queue, env=env, logs=logs)
-    web_log = open(logs / "web.log", "wb")  # noqa: SIM115 (closed with the process)
-    stack.web = subprocess.Popen(
-        [str(BIN / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2",
-         "--access-logfile", "-"],
-        cwd=ROOT, env=env, stdout=web_log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
+    stack = start_web(Stack(url="", queue=queue, env=env, logs=logs))
     try:
-        wait_for(lambda: _answers(stack.url + "/health/"), 30, "gunicorn to answer")
         yield stack
     finally:
         stack.stop()
+
+
+def start_web(stack: Stack, attempts: int = 3) -> Stack:
+    """gunicorn (2 workers) for ``stack``, on a free port. Ready once its own log says it listens
+    there and it answers: with another test run on this machine, a port found free can be taken
+    before gunicorn binds it, and an answer from the other run's server must not count."""
+    for _ in range(attempts):
+        port = _free_port()
+        stack.url = f"http://127.0.0.1:{port}"
+        web_log = open(stack.logs / "web.log", "wb")  # noqa: SIM115 (closed with the process)
+        stack.web = subprocess.Popen(
+            [str(BIN / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2",
+             "--access-logfile", "-"],
+            cwd=ROOT, env=stack.env, stdout=web_log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        listening = f"Listening at: {stack.url}".encode()
+
+        def state(web: subprocess.Popen = stack.web, listening: bytes = listening) -> str | None:
+            log = stack.web_log()
+            if web.poll() is not None or b"Connection in use" in log:
+                return "taken"  # by another process since: try another port
+            if listening in log and _answers(stack.url + "/health/"):
+                return "ready"
+            return None
+
+        try:
+            found = wait_for(state, 30, "gunicorn to answer")
+        except BaseException:
+            stack.stop()
+            raise
+        if found == "ready":
+            return stack
+        stack.stop()
+    tail = stack.web_log()[-2000:].decode(errors="replace")
+    pytest.fail(f"gunicorn did not start in {attempts} attempts; its log ends:\n{tail}")
 
 
 def _answers(url: str) -> bool:

@@ -25,12 +25,10 @@ from django.conf import settings
 from django.db import connection
 
 from tests.e2e.conftest import (
-    BIN,
-    ROOT,
     Stack,
-    _answers,
     _database_url,
     _free_port,
+    start_web,
     upload,
     wait_for,
 )
@@ -130,20 +128,7 @@ def start_stack(logs: Path, *, redis_url: str, **env: str) -> Stack:
         "DJANGO_SETTINGS_MODULE": "config.settings",
         **env,
     }
-    port = _free_port()
-    stack = Stack(url=f"http://127.0.0.1:{port}", queue=queue, env=full_env, logs=logs)
-    web_log = open(logs / "web.log", "wb")  # noqa: SIM115 (closed with the process)
-    stack.web = subprocess.Popen(
-        [str(BIN / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2",
-         "--access-logfile", "-"],
-        cwd=ROOT, env=full_env, stdout=web_log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
-    try:
-        wait_for(lambda: _answers(stack.url + "/health/"), 30, "gunicorn to answer")
-    except BaseException:
-        stack.stop()
-        raise
-    return stack
+    return start_web(Stack(url="", queue=queue, env=full_env, logs=logs))
 
 
 def upload_ready(stack: Stack, session: requests.Session, name: str, source: bytes) -> int:
