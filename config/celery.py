@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import task_prerun
+from celery.signals import task_prerun, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -20,15 +20,26 @@ app.autodiscover_tasks()
 
 @task_prerun.connect
 def _usable_database_connection(task=None, **kwargs) -> None:
-    """Before each task, drop a database connection that broke or outlived ``CONN_MAX_AGE``, and
-    (``CONN_HEALTH_CHECKS``) check a reused one before its first query: a worker's connection cut
-    while it waited (PostgreSQL restarted, ``pg_terminate_backend``) costs no task. What Django
-    does at the start of each request; Celery reuses connections across tasks
-    (``CELERY_DB_REUSE_MAX``) without it. Not for eager tasks: they run inside the caller's
-    transaction."""
+    """Before each task, drop a database connection that broke (an error since its last use) or
+    outlived ``CONN_MAX_AGE``: what Django does at the start of each request; Celery reuses
+    connections across tasks (``CELERY_DB_REUSE_MAX``) without it. Not for eager tasks: they run
+    inside the caller's transaction."""
     if task is not None and getattr(task.request, "is_eager", False):
         return
     from django.db import close_old_connections, connection
 
     if not connection.in_atomic_block:
         close_old_connections()
+
+
+@worker_process_init.connect
+def _no_health_check_query(**kwargs) -> None:
+    """A worker process skips ``CONN_HEALTH_CHECKS``' query before each task's first statement (a
+    round trip on every match, a quarter of a match task's). A connection cut while the worker
+    waited (PostgreSQL restarted, ``pg_terminate_backend``) fails the task's first statement
+    instead, before anything is played; the task is retried (``arena.tasks``) and the retry's
+    ``_usable_database_connection`` replaces the broken connection."""
+    from django.db import connections
+
+    for alias in connections:
+        connections[alias].settings_dict["CONN_HEALTH_CHECKS"] = False

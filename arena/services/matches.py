@@ -26,8 +26,9 @@ from arena.models import (
     TournamentStatus,
 )
 from arena.runtime.play import PlayedMatch
+from arena.services import match_statements
 from arena.services.queue import queue_matches
-from arena.services.ratings import ratings_request_refit
+from arena.services.ratings import REFIT_STALE_AFTER, ratings_request_refit
 from arena.services.tournaments import tournament_finish_if_done, tournament_reopen
 from arena.services.versions import (
     version_validation_begin,
@@ -53,34 +54,62 @@ class StartedMatch:
 def match_start(*, match_id: int) -> StartedMatch | None:
     """queued | running → running, counting the attempt; the match and its seats, or None if it is
     finished or failed (nothing to play). Running again is allowed: its worker was lost and the
-    broker redelivered. One conditional UPDATE (atomic on its own: concurrent starts serialize on
-    the row) and one SELECT."""
-    started = Match.objects.filter(
-        pk=match_id, status__in=[MatchStatus.QUEUED, MatchStatus.RUNNING]
-    ).update(status=MatchStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now())
-    if not started:
-        return None
-    seats = list(
-        MatchSeat.objects.filter(match_id=match_id)
-        .select_related("match", "version__bot__owner")
-        .order_by("seat")
-    )
-    match = seats[0].match
+    broker redelivered. One statement on PostgreSQL (``match_statements.start``); elsewhere one
+    conditional UPDATE (atomic on its own: concurrent starts serialize on the row) and one
+    SELECT."""
+    if match_statements.available():
+        started = match_statements.start(match_id=match_id, now=timezone.now())
+        if started is None:
+            return None
+        match, seats = started
+    else:
+        updated = Match.objects.filter(
+            pk=match_id, status__in=[MatchStatus.QUEUED, MatchStatus.RUNNING]
+        ).update(
+            status=MatchStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now()
+        )
+        if not updated:
+            return None
+        seats = list(
+            MatchSeat.objects.filter(match_id=match_id)
+            .select_related("match", "version__bot__owner")
+            .order_by("seat")
+        )
+        match = seats[0].match
     if match.kind == MatchKind.VALIDATION:
         version_validation_begin(version=seats[0].version)
     return StartedMatch(match=match, seats=seats)
 
 
 def match_record_result(*, match: Match, played: PlayedMatch) -> bool:
-    """running → finished: in one transaction the result, each seat's fault and log and the
-    compressed replay, and the validated version's verdict; after commit, the tournament's progress
-    and rating work. False (and nothing written) unless the match is running.
+    """running → finished: atomically the result, each seat's fault and log and the compressed
+    replay, and the validated version's verdict; after commit, the tournament's progress and
+    rating work (``_follow_up``). False (and nothing written) unless the match is running.
 
-    ``match`` is the row ``match_start`` returned (its kind, tournament and rules never change)."""
+    ``match`` is the row ``match_start`` returned (its kind, tournament and rules never change).
+    A tournament match on PostgreSQL takes one statement (``match_statements.record``)."""
     outcome = played.outcome
     result = outcome.result
     fault = result.get("fault")
     raw = json.dumps(outcome.replay, separators=(",", ":")).encode()
+    data = zlib.compress(raw, 6)
+    seat_logs = {}
+    for number, tail in played.tails.items():
+        faulted = bool(fault) and fault["seat"] == number
+        if faulted or tail:  # most seats have neither: no write
+            seat_logs[number] = (
+                fault["kind"] if faulted else "",
+                fault["detail"] if faulted else "",
+                tail if faulted else tail[-QUIET_LOG_BYTES:],
+            )
+    if match.kind == MatchKind.TOURNAMENT and match_statements.available():
+        recorded = match_statements.record(
+            match_id=match.pk, now=timezone.now(), result=result, play_ms=played.play_ms,
+            replay=data, size=len(raw), seat_logs=seat_logs,
+        )
+        if recorded:
+            _follow_up_on_commit(match)
+        return recorded
     with transaction.atomic():
         finished = Match.objects.filter(pk=match.pk, status=MatchStatus.RUNNING).update(
             status=MatchStatus.FINISHED, winner=result["winner"], score=result["score"],
@@ -89,23 +118,16 @@ def match_record_result(*, match: Match, played: PlayedMatch) -> bool:
         )
         if not finished:  # finished or failed already: a second delivery writes nothing
             return False
-        for number, tail in played.tails.items():
-            faulted = bool(fault) and fault["seat"] == number
-            if faulted or tail:  # most seats have neither: no write
-                MatchSeat.objects.filter(match_id=match.pk, seat=number).update(
-                    fault_kind=fault["kind"] if faulted else "",
-                    fault_detail=fault["detail"] if faulted else "",
-                    log=tail if faulted else tail[-QUIET_LOG_BYTES:],
-                )
+        for number, (kind, detail, log_tail) in seat_logs.items():
+            MatchSeat.objects.filter(match_id=match.pk, seat=number).update(
+                fault_kind=kind, fault_detail=detail, log=log_tail
+            )
         # Only a finished match has a replay, and this one was running: no replay row yet.
-        Replay.objects.create(match_id=match.pk, data=zlib.compress(raw, 6), size=len(raw))
+        Replay.objects.create(match_id=match.pk, data=data, size=len(raw))
         if match.kind == MatchKind.VALIDATION:
             _end_validation(match, fault, played.tails)
         else:
-            tournament_id = match.tournament_id
-            preset, key = match.rules["preset"], match.rules_key
-            transaction.on_commit(lambda: tournament_finish_if_done(tournament_id=tournament_id))
-            transaction.on_commit(lambda: ratings_request_refit(preset=preset, rules_key=key))
+            _follow_up_on_commit(match)
     return True
 
 
@@ -118,10 +140,32 @@ def match_after_record(*, match_id: int) -> None:
         .only("tournament_id", "rules", "rules_key")
         .first()
     )
-    if match is None:
+    if match is not None:
+        _follow_up(match)
+
+
+def _follow_up_on_commit(match: Match) -> None:
+    """``_follow_up`` once the current transaction commits (now, outside one): of two last
+    matches finishing together, the later check sees both done, and a refit that reads the board
+    after the request sees this result."""
+    transaction.on_commit(lambda: _follow_up(match))
+
+
+def _follow_up(match: Match) -> None:
+    """A finished tournament match's progress and rating work: the tournament's finish check and
+    the board's refit request, both idempotent; one statement on PostgreSQL in the usual case."""
+    preset, key = match.rules["preset"], match.rules_key
+    if match_statements.available():
+        now = timezone.now()
+        _, handled = match_statements.follow_up(
+            tournament_id=match.tournament_id, rules_key=key, now=now,
+            fresh_since=now - REFIT_STALE_AFTER,
+        )
+        if not handled:
+            ratings_request_refit(preset=preset, rules_key=key)
         return
     tournament_finish_if_done(tournament_id=match.tournament_id)
-    ratings_request_refit(preset=match.rules["preset"], rules_key=match.rules_key)
+    ratings_request_refit(preset=preset, rules_key=key)
 
 
 def match_fail(*, match_id: int, reason: str) -> bool:

@@ -1,0 +1,215 @@
+"""The worker's per-match steps on PostgreSQL (``match_statements``: one statement each) do what
+the ORM path does (SQLite, validation matches): the same rows, the same conditions, the same
+follow-up; and a tournament match costs three statements in the usual case."""
+
+from __future__ import annotations
+
+import zlib
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from arena.models import Match, MatchStatus, RatingBoard, RefitState, Replay, TournamentStatus
+from arena.runtime.play import PlayedMatch
+from arena.services import match_statements
+from arena.services.matches import match_record_result, match_start
+from arena.services.play import match_play
+from arena.services.ratings import REFIT_STALE_AFTER
+from arena.services.tournaments import tournament_create
+from engine import MatchOutcome
+from tests.arena.conftest import FIRST_BOT
+
+pytestmark = pytest.mark.django_db
+
+on_postgresql = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the statements are PostgreSQL's"
+)
+
+
+@pytest.fixture(params=["statements", "orm"])
+def path(request, monkeypatch) -> str:
+    """Each test runs through the PostgreSQL statements and through the ORM path."""
+    if request.param == "statements" and connection.vendor != "postgresql":
+        pytest.skip("the statements are PostgreSQL's")
+    if request.param == "orm":
+        monkeypatch.setattr(match_statements, "available", lambda: False)
+    return request.param
+
+
+@pytest.fixture
+def tournament(alice, bob, upload):
+    a = upload(alice, "first", FIRST_BOT).json()["latest_version"]["id"]
+    b = upload(bob, "first", FIRST_BOT).json()["latest_version"]["id"]
+    # Not run: the tests drive the steps by hand.
+    return tournament_create(
+        created_by=alice, name="t", rules={"preset": "quatre-sept"}, version_ids=[a, b], pairs=2
+    )
+
+
+def played(fault_seat: int | None = None) -> PlayedMatch:
+    """A made-up result: seat ``fault_seat`` faulted (with a long log), seat 1 left a log."""
+    result = {"winner": 1, "score": [3, 7], "reason": "target"}
+    if fault_seat is not None:
+        result = {**result, "reason": "fault",
+                  "fault": {"seat": fault_seat, "kind": "illegal", "detail": "play XX"}}
+    replay = {"format": 1, "result": result, "decisions": list(range(200))}
+    outcome = MatchOutcome(state=None, replay=replay)
+    tails = {0: "", 1: "thinking\n", 2: "x" * 10_000 if fault_seat == 2 else "", 3: ""}
+    return PlayedMatch(outcome=outcome, tails=tails, play_ms=123)
+
+
+def rows(match: Match) -> tuple:
+    match.refresh_from_db()
+    replay = Replay.objects.filter(match=match).first()
+    return (
+        match.status, match.winner, match.score, match.reason, match.failure, match.play_ms,
+        match.attempts, match.started_at is not None, match.finished_at is not None,
+        None if replay is None else (zlib.decompress(bytes(replay.data)), replay.size),
+        list(match.seats.order_by("seat").values_list("seat", "fault_kind", "fault_detail", "log")),
+    )
+
+
+def test_start_loads_the_match_and_its_seats(tournament, path):
+    match = tournament.matches.order_by("pk").first()
+    started = match_start(match_id=match.pk)
+    assert started is not None
+    assert (started.match.pk, started.match.kind, started.match.seed, started.match.rules,
+            started.match.rules_key, started.match.tournament_id) == (
+        match.pk, match.kind, match.seed, match.rules, match.rules_key, match.tournament_id)
+    stored = list(match.seats.order_by("seat").select_related("version__bot__owner"))
+    assert [(s.seat, s.version.pk, s.version.label, s.version.blob_id, s.version.filename,
+             s.version.builtin, s.version.bot.owner.username) for s in started.seats] == [
+        (s.seat, s.version.pk, s.version.label, s.version.blob_id, s.version.filename,
+         s.version.builtin, s.version.bot.owner.username) for s in stored]
+    match.refresh_from_db()
+    assert (match.status, match.attempts) == (MatchStatus.RUNNING, 1)
+    assert match_start(match_id=match.pk).match.pk == match.pk  # running again: redelivered
+    match.refresh_from_db()
+    assert match.attempts == 2
+
+
+def test_start_refuses_a_finished_or_failed_match(tournament, path):
+    done, failed = tournament.matches.order_by("pk")[:2]
+    Match.objects.filter(pk=done.pk).update(status=MatchStatus.FINISHED)
+    Match.objects.filter(pk=failed.pk).update(status=MatchStatus.FAILED)
+    assert match_start(match_id=done.pk) is None
+    assert match_start(match_id=failed.pk) is None
+    assert match_start(match_id=10**9) is None
+    assert Match.objects.get(pk=done.pk).attempts == 0
+
+
+@pytest.mark.parametrize("fault_seat", [None, 2])
+def test_both_paths_record_the_same_rows(tournament, monkeypatch, fault_seat):
+    if connection.vendor != "postgresql":
+        pytest.skip("the statements are PostgreSQL's")
+    first, second = tournament.matches.order_by("pk")[:2]
+    result = played(fault_seat)
+    started = match_start(match_id=first.pk)
+    assert match_record_result(match=started.match, played=result) is True
+    monkeypatch.setattr(match_statements, "available", lambda: False)
+    started = match_start(match_id=second.pk)
+    assert match_record_result(match=started.match, played=result) is True
+    through_statements, through_orm = rows(first), rows(second)
+    assert through_statements == through_orm
+    status, winner, score, reason, *_, replay, seats = through_statements
+    assert (status, winner, score) == (MatchStatus.FINISHED, 1, [3, 7])
+    assert reason == ("target" if fault_seat is None else "fault")
+    assert replay[1] == len(replay[0])
+    logs = {seat: (kind, log) for seat, kind, _, log in seats}
+    assert logs[1] == ("", "thinking\n")
+    if fault_seat is None:
+        assert logs[2] == ("", "")
+    else:
+        assert logs[2] == ("illegal", "x" * 10_000)  # a faulted seat keeps its whole tail
+
+
+def test_a_second_record_writes_nothing(tournament, path):
+    match = tournament.matches.order_by("pk").first()
+    started = match_start(match_id=match.pk)
+    assert match_record_result(match=started.match, played=played()) is True
+    before = rows(match)
+    assert match_record_result(match=started.match, played=played(fault_seat=2)) is False
+    assert rows(match) == before
+
+
+def test_a_match_that_is_not_running_is_not_recorded(tournament, path):
+    match = tournament.matches.order_by("pk").first()
+    started = match_start(match_id=match.pk)
+    Match.objects.filter(pk=match.pk).update(status=MatchStatus.FAILED, failure="cancelled")
+    assert match_record_result(match=started.match, played=played()) is False
+    assert not Replay.objects.filter(match=match).exists()
+    assert Match.objects.get(pk=match.pk).status == MatchStatus.FAILED
+
+
+def test_the_last_result_finishes_the_tournament(tournament, path, run_tasks):
+    matches = list(tournament.matches.order_by("pk"))
+    for n, match in enumerate(matches, start=1):
+        with run_tasks():
+            started = match_start(match_id=match.pk)
+            match_record_result(match=started.match, played=played())
+        tournament.refresh_from_db()
+        expected = TournamentStatus.FINISHED if n == len(matches) else TournamentStatus.RUNNING
+        assert tournament.status == expected
+
+
+def board(state: RefitState, age: timedelta = timedelta(0)) -> RatingBoard:
+    board, _ = RatingBoard.objects.update_or_create(
+        key="quatre-sept",
+        defaults={"preset": "quatre-sept", "state": state,
+                  "state_changed_at": timezone.now() - age},
+    )
+    return board
+
+
+def record_one(tournament) -> None:
+    match = tournament.matches.filter(status=MatchStatus.QUEUED).order_by("pk").first()
+    started = match_start(match_id=match.pk)
+    assert match_record_result(match=started.match, played=played()) is True
+
+
+@pytest.mark.parametrize(("state", "age", "after", "refits_sent"), [
+    (RefitState.RUNNING, timedelta(0), RefitState.AGAIN, 0),
+    (RefitState.QUEUED, timedelta(0), RefitState.QUEUED, 0),
+    (RefitState.AGAIN, timedelta(0), RefitState.AGAIN, 0),
+    (RefitState.IDLE, timedelta(0), RefitState.QUEUED, 1),
+    (RefitState.QUEUED, REFIT_STALE_AFTER * 2, RefitState.QUEUED, 1),  # lost: queued again
+    (RefitState.RUNNING, REFIT_STALE_AFTER * 2, RefitState.QUEUED, 1),
+])
+def test_a_result_requests_a_refit(
+    tournament, path, run_tasks, monkeypatch, state, age, after, refits_sent
+):
+    sent = []
+    monkeypatch.setattr("arena.tasks.refit_ratings.delay", sent.append)
+    before = board(state, age)
+    with run_tasks():
+        record_one(tournament)
+    now = RatingBoard.objects.get(pk=before.pk)
+    assert (now.state, len(sent)) == (after, refits_sent)
+    if after == state and not refits_sent:  # untouched: its age still tells a lost refit
+        assert now.state_changed_at == before.state_changed_at
+
+
+def test_a_board_that_does_not_exist_yet_is_created_and_queued(tournament, path, run_tasks,
+                                                               monkeypatch):
+    sent = []
+    monkeypatch.setattr("arena.tasks.refit_ratings.delay", sent.append)
+    with run_tasks():
+        record_one(tournament)
+    board = RatingBoard.objects.get(key="quatre-sept")
+    assert board.state == RefitState.QUEUED and sent == [board.pk]
+
+
+@on_postgresql
+def test_a_tournament_match_takes_three_statements(tournament, run_tasks):
+    """Start, record, follow-up: one round trip each when the board's refit is already queued
+    (the usual case during a round-robin)."""
+    board(RefitState.QUEUED)
+    match = tournament.matches.order_by("pk").first()
+    with CaptureQueriesContext(connection) as queries, run_tasks():
+        assert match_play(match_id=match.pk) is True
+    statements = [q["sql"] for q in queries.captured_queries
+                  if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+    assert len(statements) == 3, statements
