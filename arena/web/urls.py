@@ -17,6 +17,8 @@ urlpatterns = [
     path("tournaments/new/", tournaments.tournament_new, name="tournament-new"),
     path("tournaments/<int:pk>/", tournaments.tournament_page, name="tournament"),
     path("tournaments/<int:pk>/live/", tournaments.tournament_live, name="tournament-live"),
+    path("tournaments/<int:pk>/cancel/", tournaments.tournament_cancel_view,
+         name="tournament-cancel"),
     path("matches/<int:pk>/", matches.match_page, name="match"),
     path("signup/", accounts.signup, name="signup"),
     path(

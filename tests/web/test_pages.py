@@ -173,3 +173,88 @@ def test_pages_read_in_a_bounded_number_of_queries(world, alice, django_assert_m
                       ("/bots/", 8), ("/tournaments/", 8)]:
         with django_assert_max_num_queries(most, info=url):
             assert client.get(url).status_code == 200
+
+
+@pytest.fixture
+def running(eager, alice, bob):
+    """A round-robin of alice's with every match still queued (no task has run)."""
+    builtins = builtin_bots_ensure()
+    return tournament_create(
+        created_by=alice, name="Slow cup", rules={"preset": "quatre-sept"},
+        version_ids=[builtins["random"].pk, builtins["greedy"].pk], pairs=1, seed=3,
+    )
+
+
+def test_the_creator_cancels_a_round_robin_from_its_page(running, alice):
+    client = logged_in(alice)
+    page = client.get(f"/tournaments/{running.pk}/").content.decode()
+    assert 'id="cancel"' in page and "csrfmiddlewaretoken" in page and "hx-trigger" in page
+    response = client.post(f"/tournaments/{running.pk}/cancel/")
+    assert response.status_code == 302 and response["Location"] == f"/tournaments/{running.pk}/"
+    running.refresh_from_db()
+    assert running.status == "cancelled" and running.finished_at is not None
+    assert set(Match.objects.filter(tournament=running).values_list("status", flat=True)) == {
+        "failed"}
+    page = client.get(f"/tournaments/{running.pk}/").content.decode()
+    assert "is cancelled" in page  # the message
+    assert '<span class="status cancelled">cancelled</span>' in page
+    assert 'id="cancelled"' in page and 'id="cancel"' not in page
+    # No more polling; every failed match says why.
+    live = client.get(f"/tournaments/{running.pk}/live/").content.decode()
+    assert 'data-status="cancelled"' in live and "hx-trigger" not in live
+    assert "every 2 s" not in live
+    assert live.count('<span class="failure">cancelled by alice before it was played</span>') == 2
+    listing = Client().get("/tournaments/").content.decode()
+    assert '<span class="status cancelled">cancelled</span>' in listing
+    # Twice: nothing more happens, and the page says why.
+    again = client.post(f"/tournaments/{running.pk}/cancel/", follow=True).content.decode()
+    assert "Only a running round-robin can be cancelled" in again
+
+
+def test_only_the_creator_or_staff_may_cancel(running, alice, bob):
+    for client in (logged_in(bob), Client()):
+        assert 'id="cancel"' not in client.get(f"/tournaments/{running.pk}/").content.decode()
+    assert logged_in(bob).post(f"/tournaments/{running.pk}/cancel/").status_code == 403
+    anonymous = Client().post(f"/tournaments/{running.pk}/cancel/")
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/login/")
+    assert logged_in(alice).get(f"/tournaments/{running.pk}/cancel/").status_code == 405
+    running.refresh_from_db()
+    assert running.status == "running"
+    bob.is_staff = True
+    bob.save()
+    staff = logged_in(bob)
+    assert 'id="cancel"' in staff.get(f"/tournaments/{running.pk}/").content.decode()
+    assert staff.post(f"/tournaments/{running.pk}/cancel/").status_code == 302
+    running.refresh_from_db()
+    assert running.status == "cancelled"
+    failure = Match.objects.filter(tournament=running).values_list("failure", flat=True).first()
+    assert failure == "cancelled by bob before it was played"
+
+
+def test_cancelling_needs_the_csrf_token(running, alice):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    assert client.post(f"/tournaments/{running.pk}/cancel/").status_code == 403
+    page = client.get(f"/tournaments/{running.pk}/").content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    response = client.post(f"/tournaments/{running.pk}/cancel/", {"csrfmiddlewaretoken": token})
+    assert response.status_code == 302
+    running.refresh_from_db()
+    assert running.status == "cancelled"
+
+
+def test_matches_running_when_cancelled_still_count(running, alice):
+    """The page stops polling but says the running match will finish and count."""
+    Match.objects.filter(pk=Match.objects.filter(tournament=running).first().pk).update(
+        status="running")
+    client = logged_in(alice)
+    client.post(f"/tournaments/{running.pk}/cancel/")
+    live = client.get(f"/tournaments/{running.pk}/live/").content.decode()
+    assert "hx-trigger" not in live
+    assert "1 match already running then will finish and count" in live
+    assert live.count('<span class="failure">') == 1
+
+
+def test_a_finished_round_robin_offers_no_cancel(world, alice):
+    page = logged_in(alice).get(f"/tournaments/{world['tournament'].pk}/").content.decode()
+    assert 'id="cancel"' not in page and 'id="cancelled"' not in page
