@@ -4,7 +4,8 @@
  * serves it) and #viewer-data (deck, card names and indices, seat labels). Card faces are the
  * sprite the server inlined (symbols "fr-TH", "de-TH", "fr-back", "fr-suit-H").
  *
- * A replay becomes a list of steps: per deal, any called-off deals, the deal itself (hands dealt),
+ * A replay becomes a list of steps: per deal, any called-off deals (where the deal starts: Page
+ * Up/Down and "Go to" land there), the deal itself (hands dealt),
  * what was said before play, then every card in order (with the melds or claims said just before
  * it, and the signals or politaine said with it), a fault where one ended the match, and the
  * deal's scoring. The page shows the state after the current step. A seat's view draws the other
@@ -94,9 +95,9 @@
   }
 
   var steps = buildSteps();
-  var dealStarts = [];
+  var dealStarts = [];  // a deal's first step: its first called-off deal, if any, else the deal
   steps.forEach(function (step) {
-    if (step.kind === "deal") dealStarts[step.deal] = step.index;
+    if (dealStarts[step.deal] == null) dealStarts[step.deal] = step.index;
   });
 
   // --- elements --------------------------------------------------------------------------------
@@ -262,12 +263,13 @@
     var seen = viewSeat();
     var fault = replay.result.fault;
     var faultShown = fault && (step.kind === "fault" || (step.kind === "end" && step.deal === replay.deals.length - 1));
-    var lastSaid = {};
+    var lastSaid = {};  // per seat, what it said in the trick in play (a card can carry two)
     state.said.forEach(function (i) {
       var s = deal.said[i];
       var inTrick = s.trick === 0 ? step.ti === 0 && !state.trick : s.trick === (state.trick ? state.trick.number : step.ti + 1);
-      if (inTrick || i === step.said) lastSaid[s.seat] = s;
+      if (inTrick || i === step.said) (lastSaid[s.seat] = lastSaid[s.seat] || []).push(i);
     });
+    var fresh = step.said >= 0 ? [step.said] : step.kind === "card" ? step.says : [];
 
     for (var seat = 0; seat < 4; seat++) {
       var box = $("seat-" + seat);
@@ -285,11 +287,15 @@
       var won = state.done.filter(function (t) { return t.winner === seat; }).length;
       $("won-" + seat).textContent = won ? won + " trick" + (won === 1 ? "" : "s") : "";
       var bubble = $("say-" + seat);
-      var s = lastSaid[seat];
-      bubble.textContent = s ? shortSay(s) : "";
-      bubble.hidden = !s;
-      bubble.classList.toggle("fresh", !!s && (step.said >= 0 && deal.said[step.said] === s ||
-        step.kind === "card" && step.says.indexOf(deal.said.indexOf(s)) >= 0));
+      var mine = lastSaid[seat] || [];
+      bubble.textContent = mine.map(function (i) { return shortSay(deal.said[i]); }).join(" · ");
+      bubble.hidden = !mine.length;
+      bubble.classList.toggle("fresh", mine.some(function (i) { return fresh.indexOf(i) >= 0; }));
+      if (step.kind === "redeal" && deal.redeals[step.redeal].by === seat) {
+        bubble.textContent = "redeal";
+        bubble.hidden = false;
+        bubble.classList.add("fresh");
+      }
       var faultBox = $("fault-" + seat);
       faultBox.hidden = !(faultShown && fault.seat === seat);
       if (faultShown && fault.seat === seat) faultBox.textContent = "fault: " + fault.kind;
@@ -316,7 +322,8 @@
     var box = $("trick");
     box.textContent = "";
     var trick = state.trick;
-    $("trick-label").textContent = trick ? "Trick " + trick.number + (trick.winner != null ? ": won by " + seatName(trick.winner) : "") : "";
+    $("trick-label").textContent = trick ? "Trick " + trick.number + (trick.winner != null ? ": won by " + seatName(trick.winner) : "") :
+      state.step.kind === "redeal" ? "Called off: these hands are dealt again" : "";
     if (!trick) {
       box.setAttribute("aria-label", "No trick in play");
       return;
@@ -378,6 +385,7 @@
       list.appendChild(item);
     });
     if (!list.children.length) list.appendChild(el("li", "muted", "Nothing said yet this deal."));
+    list.scrollTop = list.scrollHeight;  // the latest is last: keep it in sight
   }
 
   function drawScores(state) {
@@ -409,6 +417,7 @@
       }
       body.appendChild(row);
     });
+    $("v-scores-box").scrollTop = $("v-scores-box").scrollHeight;  // the current deal is last
     $("score-0").textContent = String(total[0]);
     $("score-1").textContent = String(total[1]);
   }
@@ -421,7 +430,9 @@
       return head + "dealt by seat " + deal.dealer + "; " + seatName(deal.redeals[step.redeal].by) + " asks for a new deal.";
     }
     if (step.kind === "deal") {
-      return head + "seat " + deal.dealer + " deals; " + seatName((deal.dealer + 1) % 4) + " leads.";
+      var again = (deal.redeals || []).length;
+      return head + "seat " + deal.dealer + (again ? " deals again (" + (again === 1 ? "once" : again + " times") + ")" : " deals") +
+        "; " + seatName((deal.dealer + 1) % 4) + " leads.";
     }
     if (step.kind === "say") {
       var s = deal.said[step.said];
@@ -439,11 +450,12 @@
     }
     var parts = [head + "team 0 takes " + thirdsText(deal.thirds[0]) + ", team 1 " + thirdsText(deal.thirds[1]) +
       "; points " + deal.points[0] + "–" + deal.points[1]];
-    if (deal.bonus[0] || deal.bonus[1]) parts.push("politaine bonus " + deal.bonus[0] + "–" + deal.bonus[1]);
+    if (deal.bonus[0] || deal.bonus[1]) parts.push(bonusName() + " bonus " + deal.bonus[0] + "–" + deal.bonus[1]);
     if (deal.melds[0] || deal.melds[1]) parts.push("melds " + deal.melds[0] + "–" + deal.melds[1]);
     parts.push("total " + deal.score[0] + "–" + deal.score[1]);
     var text2 = parts.join("; ") + ".";
-    if (deal.end) text2 += " The match ends: " + (meta.reasons[deal.end] || deal.end) + ".";
+    if (deal.end === "claim") text2 += " The match ends: " + describeClaim(deal);
+    else if (deal.end) text2 += " The match ends: " + (meta.reasons[deal.end] || deal.end) + ".";
     if (step.deal === replay.deals.length - 1) {
       var r = replay.result;
       if (r.fault) text2 += " " + seatName(r.fault.seat) + " faulted (" + r.fault.kind + ": " + r.fault.detail + ").";
@@ -451,6 +463,25 @@
       text2 += r.score[0] + "–" + r.score[1] + " (" + (meta.reasons[r.reason] || r.reason) + ").";
     }
     return text2;
+  }
+
+  /* La Poule calls the bonus a poule (announced before play); the other games a politaine. */
+  function bonusName() {
+    return replay.rules && replay.rules.politaine === "before-play" ? "poule" : "politaine";
+  }
+
+  /* Who claimed and what his team counted: the match total before the deal, the card points
+     taken so far and the melds of the deal, which is the deal's score (RULES.md). */
+  function describeClaim(deal) {
+    var claims = deal.said.filter(function (s) { return s.say === "claim"; });
+    if (!claims.length) return "claim.";
+    var seat = claims[claims.length - 1].seat;
+    var team = seat % 2;
+    var target = replay.rules && replay.rules.target;
+    var counted = deal.score[team];
+    var text = "claim by " + seatName(seat) + "; team " + team + " claimed with " + counted;
+    if (target != null) text += " of " + target + ", " + (counted >= target ? "enough" : "short of the target");
+    return text + ".";
   }
 
   // --- controls --------------------------------------------------------------------------------
