@@ -7,7 +7,9 @@ switches to PostgreSQL, ``REDIS_URL`` to Redis for the broker and the cache.
 Environment variables:
   DJANGO_SECRET_KEY, DJANGO_DEBUG (1/0), ALLOWED_HOSTS (comma-separated), CSRF_TRUSTED_ORIGINS,
   DATABASE_URL, REDIS_URL, ARENA_VAR_DIR (default ./var), ARENA_SANDBOX (bwrap | docker),
-  ARENA_QUEUE (Celery queue name), ARENA_REDIS_PREFIX (before every Redis key),
+  ARENA_QUEUE (Celery queue of matches; short platform work goes to ARENA_QUEUE-control),
+  ARENA_REFIT_EVERY (s, least time between two refits of a rating board),
+  ARENA_REDIS_PREFIX (before every Redis key),
   ARENA_MATCH_TIME_LIMIT (s), ARENA_STUCK_AFTER (s),
   ARENA_VISIBILITY_TIMEOUT (s, Redis: when an unacknowledged match goes back to the queue),
   ARENA_UPLOAD_RATE (e.g. 30/hour), ARENA_BOT_CACHE (unpacked bots), CELERY_EAGER (1: run tasks
@@ -21,6 +23,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ARENA_VAR_DIR", BASE_DIR / "var")).resolve()
@@ -235,6 +238,9 @@ ARENA_MATCH_TIME_LIMIT = int(os.environ.get("ARENA_MATCH_TIME_LIMIT", "600"))
 ARENA_STUCK_AFTER = int(os.environ.get("ARENA_STUCK_AFTER", str(3 * ARENA_MATCH_TIME_LIMIT)))
 #: Bot uploads (new bots and new versions) per user.
 ARENA_UPLOAD_RATE = os.environ.get("ARENA_UPLOAD_RATE", "60/hour")
+#: Least time between two refits of one rating board, in seconds: results arriving meanwhile wait
+#: for the next refit (each refit reads and fits every result of its board).
+ARENA_REFIT_EVERY = int(os.environ.get("ARENA_REFIT_EVERY", "30"))
 #: The system user that owns the built-in bots.
 ARENA_SYSTEM_USER = "arena"
 
@@ -267,6 +273,18 @@ else:
         (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("ARENA_QUEUE", "arena")
+# Matches go to the default queue; short platform work (rating refits, the stuck-match sweep, due
+# schedules) to a queue of its own, which every worker consumes too (kombu alternates between a
+# worker's queues), so it never waits behind a round-robin's thousands of queued matches.
+ARENA_CONTROL_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}-control"
+CELERY_TASK_QUEUES = (Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(ARENA_CONTROL_QUEUE))
+CELERY_TASK_ROUTES = {
+    task: {"queue": ARENA_CONTROL_QUEUE}
+    for task in (
+        "arena.tasks.refit_ratings", "arena.tasks.sweep_stuck_matches",
+        "arena.tasks.run_due_schedules",
+    )
+}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True

@@ -29,6 +29,9 @@ os.environ.update({
     "ARENA_QUEUE": f"test-{RUN}",
     "ARENA_REDIS_PREFIX": f"test-{RUN}:",
     "ARENA_BOT_CACHE": str(ARENA_TEST_RUN_DIR / "bots"),
+    # Rating refits at most a second apart (30 s in production), so the e2e stacks' boards catch
+    # up with their round-robins quickly.
+    "ARENA_REFIT_EVERY": os.environ.get("ARENA_REFIT_EVERY", "1"),
 })
 
 from config.settings import *  # noqa: E402, F403 (the settings, read with the names above)

@@ -5,7 +5,8 @@ queued and sends one ``refit_ratings`` task, or running → again; the task move
 fits every rated result of the board (``arena.rating``: Bradley-Terry on the Elo scale, mean 1500,
 cluster-robust intervals with duplicate pairs as clusters), appends one ``Rating`` row per version
 as the board's next generation, then running → idle, or again → queued with one more task. So at
-most one refit runs per board and a burst of results triggers exactly one more; every result
+most one refit runs per board and a burst of results triggers exactly one more, which starts
+``ARENA_REFIT_EVERY`` seconds after the previous refit at the earliest; every result
 committed before a refit reads the board is in that refit (the request runs after the result's
 commit and the refit reads after its queued → running commit).
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -54,7 +56,7 @@ def ratings_request_refit(*, preset: str, rules_key: str) -> None:
             stale and board.state in (RefitState.QUEUED, RefitState.RUNNING, RefitState.AGAIN)
         ):
             _set_state(board, RefitState.QUEUED, now)
-            _send_refit(board.pk)
+            _send_refit(board.pk, since_fit=now - board.fitted_at if board.fitted_at else None)
         elif board.state == RefitState.RUNNING:
             _set_state(board, RefitState.AGAIN, now)
 
@@ -108,7 +110,7 @@ def _finish(board_id: int, *, rows: list | None, matches: int) -> None:
             )
         if board.state == RefitState.AGAIN:
             board.state = RefitState.QUEUED
-            _send_refit(board.pk)
+            _send_refit(board.pk, since_fit=timedelta(0))
         elif board.state == RefitState.RUNNING:
             board.state = RefitState.IDLE
         # queued: a request found this refit stale and queued another; that one will run.
@@ -122,12 +124,15 @@ def _set_state(board: RatingBoard, state: RefitState, now) -> None:
     board.save(update_fields=["state", "state_changed_at"])
 
 
-def _send_refit(board_id: int) -> None:
-    """One ``refit_ratings`` task once the current transaction commits."""
+def _send_refit(board_id: int, *, since_fit: timedelta | None) -> None:
+    """One ``refit_ratings`` task once the current transaction commits, due ``ARENA_REFIT_EVERY``
+    seconds after the board's last fit (``since_fit`` ago; None: never fitted, due now)."""
+    wait = settings.ARENA_REFIT_EVERY - (1e9 if since_fit is None else since_fit.total_seconds())
+    countdown = max(0.0, round(wait, 3))
 
     def send() -> None:
         from arena.tasks import refit_ratings
 
-        refit_ratings.delay(board_id)
+        refit_ratings.apply_async((board_id,), countdown=countdown or None)
 
     transaction.on_commit(send)

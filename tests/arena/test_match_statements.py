@@ -164,6 +164,15 @@ def board(state: RefitState, age: timedelta = timedelta(0)) -> RatingBoard:
     return board
 
 
+def refits_sent_to(monkeypatch) -> list[int]:
+    """The board ids of the refit tasks sent from now on (not run)."""
+    sent: list[int] = []
+    monkeypatch.setattr(
+        "arena.tasks.refit_ratings.apply_async", lambda args, **options: sent.extend(args)
+    )
+    return sent
+
+
 def record_one(tournament) -> None:
     match = tournament.matches.filter(status=MatchStatus.QUEUED).order_by("pk").first()
     started = match_start(match_id=match.pk)
@@ -181,8 +190,7 @@ def record_one(tournament) -> None:
 def test_a_result_requests_a_refit(
     tournament, path, run_tasks, monkeypatch, state, age, after, refits_sent
 ):
-    sent = []
-    monkeypatch.setattr("arena.tasks.refit_ratings.delay", sent.append)
+    sent = refits_sent_to(monkeypatch)
     before = board(state, age)
     with run_tasks():
         record_one(tournament)
@@ -194,8 +202,7 @@ def test_a_result_requests_a_refit(
 
 def test_a_board_that_does_not_exist_yet_is_created_and_queued(tournament, path, run_tasks,
                                                                monkeypatch):
-    sent = []
-    monkeypatch.setattr("arena.tasks.refit_ratings.delay", sent.append)
+    sent = refits_sent_to(monkeypatch)
     with run_tasks():
         record_one(tournament)
     board = RatingBoard.objects.get(key="quatre-sept")

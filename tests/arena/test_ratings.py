@@ -202,17 +202,17 @@ def test_changed_options_are_rated_on_their_own_board(alice, versions, run_tasks
 
 
 def test_a_burst_of_results_during_a_refit_triggers_exactly_one_more(
-    alice, versions, django_capture_on_commit_callbacks
+    alice, versions, django_capture_on_commit_callbacks, settings
 ):
     t = tournament_of(alice, versions[:2])
     duplicate_pair(t, 0, versions[0], versions[1], wins=1)
-    with mock.patch("arena.tasks.refit_ratings.delay") as delay:
+    with mock.patch("arena.tasks.refit_ratings.apply_async") as delay:
         with django_capture_on_commit_callbacks(execute=True):
             ratings_request_refit(preset=PRESET, rules_key=PRESET)
             ratings_request_refit(preset=PRESET, rules_key=PRESET)
         board = RatingBoard.objects.get(key=PRESET)
         assert board.state == RefitState.QUEUED and delay.call_count == 1
-        delay.assert_called_with(board.pk)
+        delay.assert_called_with((board.pk,), countdown=None)  # never fitted: due now
 
         real_fit = ratings_service.fit_ratings
 
@@ -230,6 +230,8 @@ def test_a_burst_of_results_during_a_refit_triggers_exactly_one_more(
         board.refresh_from_db()
         assert board.state == RefitState.QUEUED and board.generation == 1
         assert delay.call_count == 2
+        # The one more refit is due ARENA_REFIT_EVERY seconds after this one.
+        delay.assert_called_with((board.pk,), countdown=settings.ARENA_REFIT_EVERY)
         # A second delivery of a task finds nothing queued... once the queued one has run.
         with django_capture_on_commit_callbacks(execute=True):
             assert ratings_refit(board_id=board.pk)
@@ -248,12 +250,34 @@ def test_a_lost_refit_is_queued_again(alice, versions, django_capture_on_commit_
         state_changed_at=timezone.now() - timedelta(hours=1),
     )
     with (
-        mock.patch("arena.tasks.refit_ratings.delay") as delay,
+        mock.patch("arena.tasks.refit_ratings.apply_async") as delay,
         django_capture_on_commit_callbacks(execute=True),
     ):
         ratings_request_refit(preset=PRESET, rules_key=PRESET)
     board.refresh_from_db()
     assert board.state == RefitState.QUEUED and delay.call_count == 1
+
+
+@pytest.mark.parametrize(("fitted_ago", "countdown"), [(10, 20), (45, None), (None, None)])
+def test_a_refit_is_due_refit_every_seconds_after_the_last(
+    alice, versions, django_capture_on_commit_callbacks, settings, fitted_ago, countdown
+):
+    settings.ARENA_REFIT_EVERY = 30
+    now = timezone.now()
+    RatingBoard.objects.create(
+        key=PRESET, preset=PRESET, state=RefitState.IDLE, state_changed_at=now,
+        fitted_at=None if fitted_ago is None else now - timedelta(seconds=fitted_ago),
+    )
+    with (
+        mock.patch("arena.tasks.refit_ratings.apply_async") as delay,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        ratings_request_refit(preset=PRESET, rules_key=PRESET)
+    (_, kwargs), = delay.call_args_list
+    if countdown is None:
+        assert kwargs["countdown"] is None
+    else:
+        assert countdown - 1 < kwargs["countdown"] <= countdown
 
 
 def test_a_failed_refit_leaves_the_board_idle(alice, versions):

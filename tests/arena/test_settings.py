@@ -113,3 +113,19 @@ def test_clearing_the_cache_leaves_other_runs_keys(settings):
     finally:
         client.delete(other)
         client.close()
+
+
+def test_platform_work_has_a_queue_of_its_own_that_workers_consume(settings):
+    """Matches go to the default queue; refits, sweeps and schedules to the control queue, so a
+    round-robin's backlog never holds them up; a worker started plainly consumes both."""
+    from config.celery import app
+
+    router = app.amqp.router
+    matches = settings.CELERY_TASK_DEFAULT_QUEUE
+    control = settings.ARENA_CONTROL_QUEUE
+    assert control != matches
+    assert router.route({}, "arena.tasks.play_match")["queue"].name == matches
+    for task in ("arena.tasks.refit_ratings", "arena.tasks.sweep_stuck_matches",
+                 "arena.tasks.run_due_schedules"):
+        assert router.route({}, task)["queue"].name == control
+    assert set(app.amqp.queues) == {matches, control}

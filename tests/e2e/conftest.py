@@ -67,7 +67,7 @@ class Stack:
         log = open(self.logs / f"worker-{number}.log", "wb")  # noqa: SIM115 (closed with the proc)
         worker = subprocess.Popen(
             [str(BIN / "celery"), "-A", "config", "worker", "--loglevel=INFO",
-             f"--concurrency={concurrency}", "-Q", self.queue, "-n", f"{self.queue}-{number}@%h",
+             f"--concurrency={concurrency}", "-n", f"{self.queue}-{number}@%h",
              "--without-gossip", "--without-mingle", "--without-heartbeat"],
             cwd=ROOT, env={**self.env, **env}, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -43,7 +43,10 @@ def world(transactional_db, settings) -> dict[str, dict[str, str]]:
     (seats, replay) and a rated board. Rows are written directly and no task runs (a generated
     round-robin of 200 matches would take minutes to play)."""
     settings.ARENA_UPLOAD_RATE = "100000/minute"
-    with mock.patch("arena.tasks.play_match.delay"), mock.patch("arena.tasks.refit_ratings.delay"):
+    with (
+        mock.patch("arena.tasks.play_match.delay"),
+        mock.patch("arena.tasks.refit_ratings.apply_async"),
+    ):
         alice = User.objects.create_user("alice", password="alice-password-1")
         User.objects.create_user("bob", password="bob-password-1")
         bot_create(owner=alice, name="rnd", filename="bot.py", data=RANDOM_BOT)
