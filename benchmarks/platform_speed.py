@@ -68,7 +68,7 @@ def main() -> int:
     call_command("migrate", verbosity=0)
     from django.contrib.auth import get_user_model
 
-    from arena.models import Match, MatchStatus, Tournament
+    from arena.models import Match, MatchStatus, RatingBoard, Tournament
     from arena.services.bots import bot_create, builtin_bots_ensure
     from arena.services.play import match_play
     from arena.services.tournaments import tournament_create
@@ -165,6 +165,8 @@ def main() -> int:
         "overhead_ms_median_difference": round(overhead, 1),
         "overhead_share_of_task": round(overhead_total / sum(task_ms), 4),
         "referee_share_of_worker_capacity": round(play_total / capacity_ms, 4),
+        # Refits of the board while the round-robin ran (at most one per ARENA_REFIT_EVERY s).
+        "rating_refits": RatingBoard.objects.get(key=tournament.rules_key).generation,
     }
     print(json.dumps(result))
     return 0
