@@ -85,6 +85,8 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=60, help="seconds of load")
     parser.add_argument("--users", type=int, default=50, help="locust users sharing the rate")
     parser.add_argument("--web-workers", type=int, default=2 * (os.cpu_count() or 2))
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads per gunicorn worker (more than 1: the gthread worker)")
     parser.add_argument("--repopulate", action="store_true", help="fill the database again")
     parser.add_argument("--populate-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -107,7 +109,8 @@ def main() -> int:
     port = _free_port()
     web = subprocess.Popen(
         [str(BIN / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}",
-         "-w", str(args.web_workers), "--access-logfile", "/dev/null", "--log-level", "warning"],
+         "-w", str(args.web_workers), "--access-logfile", "/dev/null", "--log-level", "warning"]
+        + (["-k", "gthread", "--threads", str(args.threads)] if args.threads > 1 else []),
         cwd=ROOT, env=env, start_new_session=True,
     )
     try:
@@ -120,6 +123,7 @@ def main() -> int:
             last_match=facts["last_match"], tournaments=facts["tournaments"],
         ))
         prefix = Path(env["ARENA_VAR_DIR"]) / "locust"
+        before, clock = _cpu_seconds(web.pid), time.monotonic()
         subprocess.run(
             [str(BIN / "locust"), "-f", str(locustfile), "--headless", "--host", host,
              "-u", str(args.users), "-r", str(args.users), "-t", f"{args.duration}s",
@@ -128,7 +132,9 @@ def main() -> int:
             cwd=ROOT, env={**env, "PYTHONWARNINGS": "ignore"}, check=False,
             timeout=args.duration + 120,
         )
+        after, wall = _cpu_seconds(web.pid), time.monotonic() - clock
         _report(prefix.with_name(prefix.name + "_stats.csv"), args)
+        _report_cpu(before, after, wall)
     finally:
         os.killpg(web.pid, signal.SIGTERM)
         web.wait(timeout=30)
@@ -138,7 +144,7 @@ def main() -> int:
 def _report(stats: Path, args) -> None:
     rows = list(csv.DictReader(stats.open()))
     print(f"\n{args.rate:g} requests/s offered for {args.duration} s, {args.users} locust users, "
-          f"gunicorn {args.web_workers} sync workers, 127.0.0.1")
+          f"gunicorn {args.web_workers} {_workers(args)}, 127.0.0.1")
     print(f"{'endpoint':<14}{'requests':>9}{'failures':>9}{'req/s':>8}{'p50 ms':>8}"
           f"{'p90 ms':>8}{'p99 ms':>8}{'max ms':>8}")
     for row in rows:
@@ -146,6 +152,54 @@ def _report(stats: Path, args) -> None:
         print(f"{name:<14}{row['Request Count']:>9}{row['Failure Count']:>9}"
               f"{float(row['Requests/s']):>8.1f}{row['50%']:>8}{row['90%']:>8}{row['99%']:>8}"
               f"{float(row['Max Response Time']):>8.0f}")
+
+
+def _cpu_seconds(web_group: int) -> dict[str, float]:
+    """CPU seconds so far (Linux ``/proc``) of the web server's processes, PostgreSQL's, Redis's,
+    and locust's (a finished child: ``RUSAGE_CHILDREN``), and of the whole machine (busy, and
+    all) including everything else running on it."""
+    import resource
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    found = {"gunicorn": 0.0, "PostgreSQL": 0.0, "Redis": 0.0}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        seconds = (int(fields[11]) + int(fields[12])) / ticks
+        if int(fields[2]) == web_group:  # the process group gunicorn's master leads
+            found["gunicorn"] += seconds
+        elif name.startswith("postgres"):
+            found["PostgreSQL"] += seconds
+        elif name.startswith("redis-server"):
+            found["Redis"] += seconds
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    found["locust"] = usage.ru_utime + usage.ru_stime
+    times = [int(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = times[3] + times[4]
+    found["machine busy"], found["machine"] = (sum(times) - idle) / ticks, sum(times) / ticks
+    return found
+
+
+def _report_cpu(before: dict[str, float], after: dict[str, float], wall: float) -> None:
+    """CPU during the load, in cores (1.0: one core busy all the time)."""
+    used = {name: (after[name] - before[name]) / wall for name in before}
+    cores = (after["machine"] - before["machine"]) / wall
+    mine = sum(used[name] for name in ("gunicorn", "PostgreSQL", "Redis", "locust"))
+    print(f"CPU during the load, in cores of {cores:.0f}: "
+          + ", ".join(f"{name} {used[name]:.2f}" for name in ("gunicorn", "PostgreSQL", "Redis",
+                                                               "locust"))
+          + f"; the machine {used['machine busy']:.2f} busy, of which "
+            f"{max(0.0, used['machine busy'] - mine):.2f} other processes")
+
+
+def _workers(args) -> str:
+    if args.threads > 1:
+        return f"gthread workers of {args.threads} threads"
+    return "sync workers"
 
 
 # --- the database ---------------------------------------------------------------------------------

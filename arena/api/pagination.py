@@ -52,7 +52,9 @@ class CountCachedPaginator(Paginator):
         if top + self.orphans >= self.count:
             top = self.count
         query = getattr(self.object_list, "query", None)
-        if query is None or bottom < DEFERRED_FROM or query.distinct or query.combinator:
+        ids_only = getattr(self.object_list, "_fields", None) in (("pk",), ("id",))
+        if (query is None or bottom < DEFERRED_FROM or query.distinct or query.combinator
+                or ids_only):  # a list of ids is read by ids already
             return self._get_page(self.object_list[bottom:top], number, self)
         ids = list(self.object_list.values_list("pk", flat=True)[bottom:top])
         return self._get_page(self.object_list.filter(pk__in=ids), number, self)

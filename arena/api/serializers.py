@@ -3,8 +3,10 @@ validation faults) are null for everyone else."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -138,19 +140,54 @@ class SeatSerializer(serializers.ModelSerializer):
 _DATETIME = serializers.DateTimeField()
 
 
-def _seat_row(row: dict[str, Any], request) -> dict[str, Any]:
-    """A ``match_seat_rows`` row as ``SeatSerializer`` writes a seat (``log`` for the owner)."""
-    return {
-        "seat": row["seat"], "team": row["seat"] % 2, "version": row["version"],
-        "bot": row["bot"], "number": row["number"], "fault_kind": row["fault_kind"],
-        "fault_detail": row["fault_detail"],
-        "log": row["log"] if is_owner(request, row["owner_id"]) else None,
-    }
-
-
 def _when(value):
-    """A datetime as DRF's ``DateTimeField`` writes it (ISO 8601, UTC as ``Z``), or None."""
+    """A datetime as DRF's ``DateTimeField`` writes it (ISO 8601 in the current time zone, UTC as
+    ``Z``), or None."""
     return None if value is None else _DATETIME.to_representation(value)
+
+
+def _utc_text_when(text: str | None) -> str | None:
+    """``_when`` of a time given as ``datetime.isoformat`` text in UTC, while the current time
+    zone is UTC: the text with ``Z`` (DRF's path was most of a match row's time)."""
+    return None if text is None else text[:-6] + "Z"
+
+
+def _text_when(text: str | None) -> str | None:
+    """``_when`` of a time given as ISO 8601 text."""
+    return None if text is None else _DATETIME.to_representation(datetime.fromisoformat(text))
+
+
+def match_list_rows(
+    rows: list[tuple], seat_rows: dict[int, list[dict[str, Any]]], request
+) -> list[dict[str, Any]]:
+    """Rows of ``match_rows`` (times as ISO 8601 text in UTC) with their seats
+    (``match_seat_rows``) as ``MatchSerializer`` writes the matches: a page of the match list,
+    built without model instances."""
+    base = request.build_absolute_uri("/")[:-1] if request else ""
+    user = getattr(request, "user", None)
+    viewer = user.pk if user is not None and user.is_authenticated else None
+    when = _utc_text_when if timezone.get_current_timezone_name() == "UTC" else _text_when
+    found = []
+    for (pk, kind, tournament, pair, swapped, seed, rules, rules_key, status, winner, score,
+         reason, failure, attempts, play_ms, created_at, started_at, finished_at) in rows:
+        seats = [
+            {
+                "seat": seat["seat"], "team": seat["seat"] % 2, "version": seat["version"],
+                "bot": seat["bot"], "number": seat["number"], "fault_kind": seat["fault_kind"],
+                "fault_detail": seat["fault_detail"],
+                "log": seat["log"] if viewer is not None and seat["owner_id"] == viewer else None,
+            }
+            for seat in seat_rows.get(pk, ())
+        ]
+        found.append({
+            "id": pk, "kind": kind, "tournament": tournament, "pair": pair, "swapped": swapped,
+            "seed": seed, "rules": rules, "rules_key": rules_key, "status": status,
+            "winner": winner, "score": score, "reason": reason, "failure": failure,
+            "attempts": attempts, "play_ms": play_ms, "created_at": when(created_at),
+            "started_at": when(started_at), "finished_at": when(finished_at), "seats": seats,
+            "replay": f"{base}/api/matches/{pk}/replay/" if status == "finished" else None,
+        })
+    return found
 
 
 class MatchSerializer(serializers.ModelSerializer):
@@ -166,16 +203,11 @@ class MatchSerializer(serializers.ModelSerializer):
         ]
 
     def to_representation(self, match: Match) -> dict[str, Any]:
-        """The declared fields, built directly (a page of the match list is 50 of these); the
-        seats from ``context["seat_rows"]`` (``match_seat_rows``) when given, else prefetched."""
-        rows = self.context.get("seat_rows")
-        if rows is not None:
-            request = self.context.get("request")
-            seat_list = [_seat_row(row, request) for row in rows.get(match.pk, [])]
-        else:
-            seats = self.fields["seats"].child
-            seats.bind("seats", self)
-            seat_list = [seats.to_representation(seat) for seat in match.seats.all()]
+        """The declared fields, built directly, the seats prefetched (the match list builds its
+        rows without instances: ``match_list_rows``)."""
+        seats = self.fields["seats"].child
+        seats.bind("seats", self)
+        seat_list = [seats.to_representation(seat) for seat in match.seats.all()]
         return {
             "id": match.pk, "kind": match.kind, "tournament": match.tournament_id,
             "pair": match.pair, "swapped": match.swapped, "seed": match.seed,

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arena.api import serializers as out
+from arena.api.cached import cached_json
 from arena.api.filters import BotFilter, MatchFilter, TournamentFilter, VersionFilter
 from arena.api.pagination import ArenaPagination
 from arena.api.permissions import IsCreatorOrStaff, IsOwnerOrReadOnly
@@ -22,12 +23,18 @@ from arena.api.throttles import UploadThrottle
 from arena.errors import ArenaError
 from arena.models import Match
 from arena.selectors.bots import bot_list, version_list
-from arena.selectors.leaderboard import leaderboard
+from arena.selectors.leaderboard import (
+    LEADERBOARD_CACHE_SECONDS,
+    leaderboard,
+    leaderboard_version,
+)
 from arena.selectors.matches import (
     match_list,
     match_list_compact,
-    match_replay,
+    match_replay_record,
+    match_rows,
     match_seat_rows,
+    replay_decode,
 )
 from arena.selectors.ratings import version_rating_history
 from arena.selectors.tournaments import tournament_list
@@ -224,21 +231,24 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = MatchFilter
 
     def get_queryset(self):
-        if self.action == "replay":  # the replay needs the id only, not the seats
-            return Match.objects.only("pk")
-        if self.action == "list":  # seats come as rows, a page at a time (``list``)
+        if self.action == "list":  # rows, a page at a time (``list``)
             return Match.objects.all()
         return super().get_queryset()
 
+    def filter_queryset(self, queryset):
+        """The list's filters apply to the list: one match is found by its id alone (building
+        the filter set for it was a millisecond of each replay)."""
+        return super().filter_queryset(queryset) if self.action == "list" else queryset
+
     def list(self, request: Request, *args, **kwargs) -> Response:
-        """A page of matches, their seats read as plain rows in one query."""
-        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
-        context = {
-            **self.get_serializer_context(),
-            "seat_rows": match_seat_rows(match_ids=[m.pk for m in page]),
-        }
-        body = out.MatchSerializer(page, many=True, context=context).data
-        return self.get_paginated_response(body)
+        """A page of matches as plain rows: the matches' columns, then their seats in one
+        query (no model instances)."""
+        ids = self.paginate_queryset(
+            self.filter_queryset(self.get_queryset()).values_list("pk", flat=True)
+        )
+        rows = match_rows(match_ids=ids)
+        seats = match_seat_rows(match_ids=ids)
+        return self.get_paginated_response(out.match_list_rows(rows, seats, request))
 
     @extend_schema(request=None, responses=out.MatchSerializer)
     @action(detail=True, methods=["post"], permission_classes=[IsAdminUser])
@@ -256,12 +266,22 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["get"])
     def replay(self, request: Request, pk: str | None = None) -> Response:
-        """The match's replay, format 1 (404 until the match has finished)."""
-        match = self.get_object()
-        replay = match_replay(match=match)
-        if replay is None:
+        """The match's replay, format 1 (404 until the match has finished). A replay never
+        changes once written: its rendered body is kept under the match, its attempts and the
+        time it finished (a match re-queued and played again finishes at another time)."""
+        try:
+            match_id = int(pk or "")
+        except ValueError:
+            raise Http404 from None
+        found = match_replay_record(match_id=match_id)
+        if found is None:
+            raise Http404("No Match matches the given query.")
+        version, data = found
+        if data is None:
             raise Http404("this match has no replay (yet)")
-        return Response(replay)
+        return cached_json(
+            request, self, key=f"replay:{match_id}:{version}", build=lambda: replay_decode(data),
+        )
 
 
 class LeaderboardView(APIView):
@@ -278,8 +298,22 @@ class LeaderboardView(APIView):
         responses=out.LeaderboardPageSerializer,
     )
     def get(self, request: Request) -> Response:
+        """A page of the board's latest refit. A refit's rows never change, so the rendered page
+        is cached under the board's generation and the page's URL."""
         preset = request.query_params.get("preset", "quatre-sept")
-        rows = leaderboard(preset=preset, board=request.query_params.get("board") or None)
-        paginator = ArenaPagination()
-        page = paginator.paginate_queryset(rows, request, view=self)
-        return paginator.get_paginated_response(out.LeaderboardRowSerializer(page, many=True).data)
+        board = request.query_params.get("board") or None
+
+        def build():
+            rows = leaderboard(preset=preset, board=board)
+            paginator = ArenaPagination()
+            page = paginator.paginate_queryset(rows, request, view=self)
+            body = out.LeaderboardRowSerializer(page, many=True).data
+            return paginator.get_paginated_response(body).data
+
+        version = leaderboard_version(preset=preset, board=board)
+        if version is None:  # not fitted yet: an empty page
+            return Response(build())
+        return cached_json(
+            request, self, key=f"leaderboard:{version}:{request.build_absolute_uri()}",
+            build=build, shared_seconds=LEADERBOARD_CACHE_SECONDS,
+        )

@@ -11,8 +11,9 @@ import contextlib
 from typing import Any
 
 from django.core.cache import cache
+from django.db import connection
 
-from arena.models import Rating, RatingBoard
+from arena.models import Rating
 
 #: How long a generation's rows stay cached (they never change; this only bounds memory).
 LEADERBOARD_CACHE_SECONDS = 3600
@@ -24,15 +25,13 @@ def leaderboard(*, preset: str, board: str | None = None) -> list[dict[str, Any]
     ``losses``, ``draws``, ``provisional`` and ``los_next`` (likelihood of superiority over the
     next row), from the latest refit of board ``board`` (default: the unmodified
     ``preset``); empty until its first refit."""
-    boards = RatingBoard.objects.filter(key=board or preset)
-    found = boards.only("pk", "generation", "fitted_at").first()
-    if found is None or found.generation == 0:
+    found = _board(preset=preset, board=board)
+    if found is None:
         return []
     # A generation's rows never change: cached by board and generation (a refit makes a new
     # generation, hence a new key), so a busy leaderboard costs one small query.
     # Kept in this process too (a few boards), so a hit does not unpickle 1,000 rows each time.
-    fitted = found.fitted_at.timestamp() if found.fitted_at else 0
-    key = f"arena:leaderboard:{found.pk}:{found.generation}:{fitted}"
+    key = f"arena:leaderboard:{_version(found)}"
     rows = _LOCAL.get(key)
     if rows is None:
         try:
@@ -40,7 +39,7 @@ def leaderboard(*, preset: str, board: str | None = None) -> list[dict[str, Any]
         except Exception:  # the cache (Redis) is down: read the rows
             rows = None
         if rows is None:
-            rows = _rows(found)
+            rows = _rows(board_id=found[0], generation=found[1])
             with contextlib.suppress(Exception):
                 cache.set(key, rows, timeout=LEADERBOARD_CACHE_SECONDS)
         if len(_LOCAL) >= 16:
@@ -52,9 +51,34 @@ def leaderboard(*, preset: str, board: str | None = None) -> list[dict[str, Any]
 _LOCAL: dict[str, list[dict[str, Any]]] = {}
 
 
-def _rows(board: RatingBoard) -> list[dict[str, Any]]:
+def leaderboard_version(*, preset: str, board: str | None = None) -> str | None:
+    """What identifies the rows ``leaderboard`` gives for these arguments, as a string (the
+    board, its generation and refit time: a refit changes it), or None while there are none. For
+    caching what is made of the rows."""
+    found = _board(preset=preset, board=board)
+    return None if found is None else _version(found)
+
+
+def _board(*, preset: str, board: str | None) -> tuple[int, int, Any] | None:
+    """The board's id, generation and refit time, if it has been fitted (one written-out
+    statement: it runs for every leaderboard request, and the ORM's building of it was most of a
+    cached page's time)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, generation, fitted_at FROM arena_ratingboard WHERE key = %s",
+            [board or preset],
+        )
+        found = cursor.fetchone()
+    return None if found is None or found[1] == 0 else found
+
+
+def _version(board: tuple[int, int, Any]) -> str:
+    return ":".join(str(value).replace(" ", "T") for value in board)
+
+
+def _rows(*, board_id: int, generation: int) -> list[dict[str, Any]]:
     ratings = (
-        Rating.objects.filter(board=board, generation=board.generation)
+        Rating.objects.filter(board_id=board_id, generation=generation)
         .order_by("rank")
         .values_list(
             "rank", "version_id", "version__bot__owner__username", "version__bot__name",

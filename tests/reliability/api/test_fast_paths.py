@@ -1,23 +1,34 @@
 """The speed-ups of the read endpoints change no answer: the hand-built match and seat rows equal
 DRF's field-by-field ones, the leaderboard's cache follows each refit, pages read by ids first
-equal plain slices, and counts are cached only when large."""
+equal plain slices, counts are cached only when large, cached replays and leaderboard pages are
+the bytes DRF renders and follow a replayed match and a new generation, and the throttle counts."""
 
 from __future__ import annotations
 
+import json
+import uuid
+import zlib
 from unittest import mock
 
 import pytest
 from django.contrib.auth.models import User
+from django.db.models import F
+from django.utils import timezone
 from rest_framework import serializers
+from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIRequestFactory
 
 from arena.api import pagination
+from arena.api.cached import forget_local
 from arena.api.serializers import MatchSerializer, SeatSerializer
-from arena.models import Match
+from arena.api.throttles import window_hit
+from arena.models import Match, Replay
 from arena.selectors.leaderboard import leaderboard
-from arena.selectors.matches import match_list, match_list_compact
+from arena.selectors.matches import match_list, match_list_compact, match_replay
 from arena.services.bots import builtin_bots_ensure
+from arena.services.matches import match_requeue
 from arena.services.tournaments import tournament_create
+from tests.conftest import clear_cache
 
 pytestmark = pytest.mark.django_db
 
@@ -101,3 +112,116 @@ def test_list_rows_equal_detail_rows(finished, alice, client_for):
             assert row == client.get(f"/api/matches/{row['id']}/").json()
         logs = {seat["log"] is None for row in page for seat in row["seats"]}
         assert logs == ({False} if who is system else {True})
+
+
+# --- cached bodies, the match list's written-out statements, the throttle counter ---------------
+
+
+@pytest.fixture
+def no_local_bodies():
+    forget_local()
+    yield
+    forget_local()
+
+
+def _replay_url(match: Match) -> str:
+    return f"/api/matches/{match.pk}/replay/"
+
+
+def test_a_cached_replay_is_the_bytes_drf_renders(finished, client_for, no_local_bodies):
+    match = Match.objects.filter(tournament=finished, status="finished").first()
+    expected = JSONRenderer().render(match_replay(match=match), "application/json")
+    first = client_for(None).get(_replay_url(match))
+    assert first.status_code == 200 and first["Content-Type"] == "application/json"
+    assert first.content == expected
+    with mock.patch("arena.api.views.replay_decode", side_effect=AssertionError("built again")):
+        again = client_for(None).get(_replay_url(match))  # from this process's bodies
+    assert again.content == expected and again["ETag"] == first["ETag"]
+    unchanged = client_for(None).get(_replay_url(match), HTTP_IF_NONE_MATCH=first["ETag"])
+    assert unchanged.status_code == 304 and unchanged.content == b""
+    indented = client_for(None).get(_replay_url(match), HTTP_ACCEPT="application/json; indent=2")
+    assert indented.json() == json.loads(expected) and indented.content != expected
+    assert "ETag" not in indented
+
+
+def test_a_replayed_match_serves_its_new_replay(finished, client_for, no_local_bodies):
+    """A re-queued match loses its replay (404), and played again it is served its new one: the
+    cached body is named by the match's attempts and finish time."""
+    match = Match.objects.filter(tournament=finished, status="finished").first()
+    before = client_for(None).get(_replay_url(match))
+    assert before.status_code == 200
+    Match.objects.filter(pk=match.pk).update(status="failed", failure="lost worker")
+    assert match_requeue(match_id=match.pk)  # deletes the replay; its task is not run here
+    gone = client_for(None).get(_replay_url(match))
+    assert gone.status_code == 404 and gone.json() == {"detail": "this match has no replay (yet)"}
+    replay = {**json.loads(before.content), "again": True}
+    raw = json.dumps(replay).encode()
+    Match.objects.filter(pk=match.pk).update(
+        status="finished", attempts=F("attempts") + 1, finished_at=timezone.now()
+    )
+    Replay.objects.create(match_id=match.pk, data=zlib.compress(raw), size=len(raw))
+    after = client_for(None).get(_replay_url(match))
+    assert after.status_code == 200 and after.json() == replay
+    assert after["ETag"] != before["ETag"]
+
+
+def test_replay_of_no_such_match(finished, client_for):
+    for path in ("/api/matches/99999999999999999999/replay/", "/api/matches/0/replay/",
+                 f"/api/matches/{Match.objects.order_by('pk').last().pk + 1000}/replay/"):
+        response = client_for(None).get(path)
+        assert response.status_code == 404, path
+        assert response.json() == {"detail": "No Match matches the given query."}
+
+
+def test_leaderboard_pages_follow_each_generation(finished, alice, run_tasks, client_for,
+                                                  no_local_bodies):
+    url = "/api/leaderboard/?page_size=1"
+    first = client_for(None).get(url)
+    assert first.status_code == 200 and first.json()["count"] == 2
+    assert first.json()["next"] == "http://testserver/api/leaderboard/?page=2&page_size=1"
+    with mock.patch("arena.api.views.leaderboard", side_effect=AssertionError("built again")):
+        assert client_for(None).get(url).content == first.content
+    forget_local()  # a process of its own: from the shared cache
+    with mock.patch("arena.api.views.leaderboard", side_effect=AssertionError("built again")):
+        assert client_for(None).get(url).content == first.content
+    clear_cache()  # built afresh: the same bytes
+    assert client_for(None).get(url).content == first.content
+    assert client_for(None).get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    builtins = builtin_bots_ensure()
+    with run_tasks():  # a refit: a new generation
+        tournament_create(
+            created_by=alice, name="again", rules={"preset": "quatre-sept"}, pairs=2,
+            version_ids=[builtins["random"].pk, builtins["greedy"].pk],
+        )
+    second = client_for(None).get(url)
+    assert second["ETag"] != first["ETag"]
+    assert second.json()["results"][0]["matches"] == 2 * first.json()["results"][0]["matches"]
+    assert client_for(None).get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 200
+    rows = leaderboard(preset="quatre-sept")
+    assert [r["version"] for r in second.json()["results"]] == [rows[0]["version"]]
+
+
+def test_list_times_equal_detail_times(finished, client_for, settings):
+    """The list writes times from text (PostgreSQL) as DRF writes the detail's datetimes: whole
+    seconds, and another current time zone."""
+    match = Match.objects.filter(tournament=finished).first()
+    Match.objects.filter(pk=match.pk).update(
+        created_at=match.created_at.replace(microsecond=0), started_at=None
+    )
+    for zone in ("UTC", "Europe/Paris"):
+        settings.TIME_ZONE = zone
+        page = client_for(None).get(f"/api/matches/?tournament={finished.pk}").json()["results"]
+        for row in page:
+            assert row == client_for(None).get(f"/api/matches/{row['id']}/").json(), zone
+        row = next(r for r in page if r["id"] == match.pk)
+        assert row["started_at"] is None
+        assert row["created_at"].endswith("Z" if zone == "UTC" else ":00")
+        assert "." not in row["created_at"]
+
+
+def test_the_throttle_counts_in_one_window():
+    key = f"throttle-test-{uuid.uuid4().hex}"
+    counts = [window_hit(key, 60) for _ in range(3)]
+    assert [count for count, _ in counts] == [1, 2, 3]
+    assert all(0 < left <= 60 for _, left in counts)
+    assert window_hit(f"{key}-other", 60)[0] == 1
