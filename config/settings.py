@@ -9,6 +9,7 @@ Environment variables:
   DATABASE_URL, REDIS_URL, ARENA_VAR_DIR (default ./var), ARENA_SANDBOX (bwrap | docker),
   ARENA_QUEUE (Celery queue of matches; short platform work goes to ARENA_QUEUE-control),
   ARENA_REFIT_EVERY (s, least time between two refits of a rating board),
+  ARENA_RATING_HISTORY_EVERY (s, one kept generation of a board's history per this long),
   ARENA_REDIS_PREFIX (before every Redis key),
   ARENA_MATCH_TIME_LIMIT (s), ARENA_STUCK_AFTER (s),
   ARENA_VISIBILITY_TIMEOUT (s, Redis: when an unacknowledged match goes back to the queue),
@@ -241,6 +242,8 @@ ARENA_UPLOAD_RATE = os.environ.get("ARENA_UPLOAD_RATE", "60/hour")
 #: Least time between two refits of one rating board, in seconds: results arriving meanwhile wait
 #: for the next refit (each refit reads and fits every result of its board).
 ARENA_REFIT_EVERY = int(os.environ.get("ARENA_REFIT_EVERY", "30"))
+#: A board's rating history keeps one generation per this many seconds (and the latest two).
+ARENA_RATING_HISTORY_EVERY = int(os.environ.get("ARENA_RATING_HISTORY_EVERY", "3600"))
 #: The system user that owns the built-in bots.
 ARENA_SYSTEM_USER = "arena"
 

@@ -108,6 +108,7 @@ def _finish(board_id: int, *, rows: list | None, matches: int) -> None:
                 )
                 for rank, row in enumerate(rows, start=1)
             )
+            _thin_history(board)
         if board.state == RefitState.AGAIN:
             board.state = RefitState.QUEUED
             _send_refit(board.pk, since_fit=timedelta(0))
@@ -116,6 +117,29 @@ def _finish(board_id: int, *, rows: list | None, matches: int) -> None:
         # queued: a request found this refit stale and queued another; that one will run.
         board.state_changed_at = now
         board.save()
+
+
+def _thin_history(board: RatingBoard) -> None:
+    """Keep a board's history sparse: of the generations before the latest two, keep one per
+    ``ARENA_RATING_HISTORY_EVERY`` seconds (the first fitted that long after the one kept before
+    it) and delete the rows of the others. Refits come every ``ARENA_REFIT_EVERY`` seconds while
+    matches finish, a row per version each; the latest two generations always stay whole, so a
+    reader who has just read the board's generation still finds its rows."""
+    candidate = board.generation - 2
+    if candidate < 2:
+        return
+    generations = Rating.objects.filter(board=board)
+    fitted = generations.filter(generation=candidate).values_list("fitted_at", flat=True).first()
+    kept = (
+        generations.filter(generation__lt=candidate)
+        .order_by("-generation")
+        .values_list("fitted_at", flat=True)
+        .first()
+    )
+    if fitted is None or kept is None:
+        return
+    if (fitted - kept).total_seconds() < settings.ARENA_RATING_HISTORY_EVERY:
+        generations.filter(generation=candidate).delete()
 
 
 def _set_state(board: RatingBoard, state: RefitState, now) -> None:

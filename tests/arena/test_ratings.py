@@ -314,3 +314,21 @@ def test_tournament_ranking_from_its_own_matches(alice, versions, client_for):
 def test_schema_lists_the_ratings_routes(client_for):
     paths = client_for(None).get("/api/schema/?format=json").json()["paths"]
     assert "/api/versions/{id}/ratings/" in paths and "/api/leaderboard/" in paths
+
+
+def test_history_keeps_one_generation_an_hour_and_the_latest_two(
+    alice, versions, run_tasks, settings
+):
+    settings.ARENA_RATING_HISTORY_EVERY = 3600
+    t = tournament_of(alice, versions[:2])
+    duplicate_pair(t, 0, versions[0], versions[1], wins=1)
+    start = timezone.now()
+    for minutes in (0, 10, 20, 70, 80, 130):
+        with mock.patch("arena.services.ratings.timezone.now",
+                        return_value=start + timedelta(minutes=minutes)):
+            refit(run_tasks)
+    assert RatingBoard.objects.get(key=PRESET).generation == 6
+    kept = sorted(set(Rating.objects.values_list("generation", flat=True)))
+    # 10 and 20 min are within the hour of the first; 70 min is the first an hour after it.
+    assert kept == [1, 4, 5, 6]
+    assert Rating.objects.filter(generation=4).count() == 2  # kept whole
