@@ -46,6 +46,9 @@ class ApiRateThrottle(SimpleRateThrottle):
     concurrent requests overwrite each other's entries."""
 
     scope = "anon"
+    #: Not DRF's key: a DRF throttle's list of times is no counter (both at once, as during a
+    #: rolling upgrade, would each fail on the other's value).
+    cache_format = "throttle:window:%(scope)s:%(ident)s"
 
     def allow_request(self, request, view) -> bool:
         self.scope = "user" if request.user and request.user.is_authenticated else "anon"
