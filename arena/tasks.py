@@ -10,7 +10,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from arena.services.matches import matches_sweep_stuck
+from arena.services.matches import matches_resend_orphans, matches_sweep_stuck
 from arena.services.play import match_play
 from arena.services.ratings import ratings_refit
 from arena.services.schedules import schedules_run_due
@@ -32,8 +32,11 @@ def play_match(match_id: int) -> bool:
 
 @shared_task(name="arena.tasks.sweep_stuck_matches")
 def sweep_stuck_matches() -> list[int]:
-    """Fail matches stuck past the deadline (periodic, from celery beat)."""
-    return matches_sweep_stuck()
+    """Fail matches stuck past the deadline and resend the lost tasks of queued matches
+    (periodic, from celery beat); returns the failed ids."""
+    failed = matches_sweep_stuck()
+    matches_resend_orphans()
+    return failed
 
 
 @shared_task(name="arena.tasks.run_due_schedules")

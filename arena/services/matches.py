@@ -27,7 +27,7 @@ from arena.models import (
 )
 from arena.runtime.play import PlayedMatch
 from arena.services import match_statements
-from arena.services.queue import queue_matches
+from arena.services.queue import matches_waiting_in_broker, queue_matches
 from arena.services.ratings import REFIT_STALE_AFTER, ratings_request_refit
 from arena.services.tournaments import tournament_finish_if_done, tournament_reopen
 from arena.services.versions import (
@@ -237,6 +237,31 @@ def matches_sweep_stuck(*, now: datetime | None = None) -> list[int]:
     ).values_list("pk", flat=True):
         tournament_finish_if_done(tournament_id=tournament_id)  # if a worker died after commit
     return failed
+
+
+#: A match queued this long while the broker's matches queue is empty has lost its task.
+ORPHANED_AFTER = timedelta(minutes=2)
+
+
+def matches_resend_orphans(*, now: datetime | None = None) -> list[int]:
+    """Send again the task of every match queued for longer than ``ORPHANED_AFTER`` while no
+    match task waits in the broker: its task was lost (not published during a long Redis outage,
+    or held by a worker that died on the filesystem broker). A match with a task is in the queue
+    or running, so a resent task can only be a second delivery, which writes nothing. Returns the
+    ids resent; none while the broker cannot tell."""
+    if matches_waiting_in_broker() != 0:
+        return []
+    cutoff = (now or timezone.now()) - ORPHANED_AFTER
+    ids = list(
+        Match.objects.filter(status=MatchStatus.QUEUED, created_at__lt=cutoff)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    if ids:
+        log.warning("resending the lost tasks of %d queued match(es): %s", len(ids), ids[:20])
+        with transaction.atomic():
+            queue_matches(match_ids=ids)
+    return ids
 
 
 def _validated_seat(match: Match) -> MatchSeat:

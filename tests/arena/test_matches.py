@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import zlib
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.utils import timezone
@@ -171,3 +172,42 @@ def test_the_sweep_finishes_a_tournament_whose_last_check_was_lost(tournament):
     assert matches_sweep_stuck() == []
     tournament.refresh_from_db()
     assert tournament.status == "finished"
+
+
+@pytest.mark.parametrize(("waiting", "age_minutes", "resent"), [
+    (0, 5, True),     # nothing in the broker, queued for 5 minutes: the tasks were lost
+    (3, 5, False),    # tasks wait in the broker: theirs may be among them
+    (None, 5, False),  # the broker cannot tell
+    (0, 1, False),    # queued a minute ago: its task may be on its way
+])
+def test_the_sweep_resends_the_lost_tasks_of_queued_matches(
+    tournament, run_tasks, waiting, age_minutes, resent
+):
+    from arena.services.matches import matches_resend_orphans
+
+    ids = sorted(tournament.matches.values_list("pk", flat=True))
+    tournament.matches.update(created_at=timezone.now() - timedelta(minutes=age_minutes))
+    with (
+        mock.patch("arena.services.matches.matches_waiting_in_broker", return_value=waiting),
+        mock.patch("arena.tasks.play_match.delay") as delay,
+        run_tasks(),
+    ):
+        assert matches_resend_orphans() == (ids if resent else [])
+    assert sorted(call.args[0] for call in delay.call_args_list) == (ids if resent else [])
+
+
+@pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored")  # meant: published
+def test_the_broker_counts_the_match_tasks_waiting(settings):
+    from arena.services.queue import matches_waiting_in_broker
+    from config.celery import app
+
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    with app.connection_for_write() as connection:
+        connection.default_channel.queue_declare(queue=queue)
+        connection.default_channel.queue_purge(queue)
+        assert matches_waiting_in_broker() == 0
+        app.send_task("arena.tasks.play_match", (10**9,), queue=queue)
+        app.send_task("arena.tasks.play_match", (10**9 + 1,), queue=queue)
+        assert matches_waiting_in_broker() == 2
+        connection.default_channel.queue_purge(queue)
+    assert matches_waiting_in_broker() == 0
