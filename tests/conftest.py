@@ -15,17 +15,20 @@ def clear_cache() -> None:
     does, would empty every other run's cache and queues in the same Redis database too)."""
     from django.core.cache import cache
 
-    prefix = settings.CACHES["default"].get("KEY_PREFIX")
-    if not settings.REDIS_URL or not prefix:
+    config = settings.CACHES["default"]
+    prefix = config.get("KEY_PREFIX")
+    if not config["BACKEND"].endswith("RedisCache") or not prefix:
         cache.clear()
         return
-    _delete_keys(f"{prefix}:*")  # Django's keys are "<prefix>:<version>:<key>"
+    # The cache's own server (a test may point REDIS_URL elsewhere meanwhile); Django's keys are
+    # "<prefix>:<version>:<key>".
+    _delete_keys(config["LOCATION"], f"{prefix}:*")
 
 
-def _delete_keys(pattern: str) -> None:
+def _delete_keys(url: str, pattern: str) -> None:
     import redis
 
-    client = redis.Redis.from_url(settings.REDIS_URL)
+    client = redis.Redis.from_url(url)
     try:
         batch = []
         for key in client.scan_iter(match=pattern, count=1000):
@@ -43,7 +46,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     """This run's Redis keys (cache and broker) and its scratch folder go."""
     if settings.REDIS_URL and settings.REDIS_PREFIX:
         try:
-            _delete_keys(f"{settings.REDIS_PREFIX}*")
+            _delete_keys(settings.REDIS_URL, f"{settings.REDIS_PREFIX}*")
         except Exception as error:  # Redis down (a reliability test may have left it so)
             print(f"\nleft this run's Redis keys ({settings.REDIS_PREFIX}*): {error}")
     shutil.rmtree(settings.ARENA_TEST_RUN_DIR, ignore_errors=True)
