@@ -10,12 +10,15 @@ process runs locust headless at ``--rate`` requests per second for ``--duration`
 of the requests read the leaderboard (a random page of 50 of the 1,000 rows), a third a page of
 the match list (the first pages, deep pages, one round-robin's), a third one match's replay.
 
-Prints, per endpoint and in all: requests, failures, achieved requests per second, p50 and p99
-latency (ms, as locust measures them: the time to the whole response). Goal: p99 < 100 ms at 100
-requests per second on this 2-core machine. Only 127.0.0.1; bounded in count and time.
+Prints, per endpoint and in all: requests, failures, achieved requests per second, p50, p90 and
+p99 latency (ms, as locust measures them: the time to the whole response); then the CPU used during
+the load by gunicorn, PostgreSQL, Redis and locust, and by other processes on the machine (Linux
+``/proc``: a shared machine's other work shows). Goal: p99 < 100 ms at 100 requests per second on
+this 2-core machine. Only 127.0.0.1; bounded in count and time.
 
     make bench-api                          # 100 rps for 60 s
     .venv/bin/python benchmarks/api_load.py --rate 200 --duration 30
+    .venv/bin/python benchmarks/api_load.py --web-workers 2 --threads 4   # gthread workers
 """
 
 from __future__ import annotations
