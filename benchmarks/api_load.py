@@ -48,6 +48,8 @@ GENERATIONS = 3
 
 LOCUSTFILE = '''
 import random
+
+import gevent
 from locust import FastHttpUser, constant_throughput, task
 
 RATE = {rate_per_user}
@@ -57,6 +59,12 @@ TOURNAMENTS = {tournaments}
 
 class Reader(FastHttpUser):
     wait_time = constant_throughput(RATE)
+
+    def on_start(self):
+        # Each user starts at a random point of its interval: locust starts every user at once,
+        # and constant_throughput keeps them in step, so the "rate" would be bursts of every
+        # user's request together (50 at a time) rather than requests spread over each second.
+        gevent.sleep(random.random() / RATE)
 
     @task
     def leaderboard(self):
