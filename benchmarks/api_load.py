@@ -55,13 +55,16 @@ GENERATIONS = 3
 
 LOCUSTFILE = '''
 import random
+import sys
 
 import gevent
 from locust import FastHttpUser, constant_throughput, task
 
+sys.path.insert(0, {benchmarks!r})
+from open_loop import mix  # noqa: E402 (the same mix as the open-loop generator)
+
 RATE = {rate_per_user}
-MATCHES = ({first_match}, {last_match})
-TOURNAMENTS = {tournaments}
+PICK = mix({facts!r})
 
 
 class Reader(FastHttpUser):
@@ -74,26 +77,9 @@ class Reader(FastHttpUser):
         gevent.sleep(random.random() / RATE)
 
     @task
-    def leaderboard(self):
-        page = random.randint(1, 20)
-        self.client.get(f"/api/leaderboard/?page={{page}}", name="leaderboard")
-
-    @task
-    def match_list(self):
-        pick = random.random()
-        if pick < 0.4:
-            url = f"/api/matches/?page={{random.randint(1, 5)}}"
-        elif pick < 0.6:
-            url = f"/api/matches/?page={{random.randint(1, 2000)}}"
-        else:
-            tournament, page = random.choice(TOURNAMENTS), random.randint(1, 40)
-            url = f"/api/matches/?tournament={{tournament}}&page={{page}}"
-        self.client.get(url, name="match list")
-
-    @task
-    def replay(self):
-        match = random.randint(*MATCHES)
-        self.client.get(f"/api/matches/{{match}}/replay/", name="replay")
+    def read(self):
+        name, path = PICK()
+        self.client.get(path, name=name)
 '''
 
 
@@ -152,8 +138,8 @@ def main() -> int:
         else:
             locustfile = var / "locustfile_api.py"
             locustfile.write_text(LOCUSTFILE.format(
-                rate_per_user=args.rate / args.users, first_match=facts["first_match"],
-                last_match=facts["last_match"], tournaments=facts["tournaments"],
+                benchmarks=str(ROOT / "benchmarks"), rate_per_user=args.rate / args.users,
+                facts=facts,
             ))
             subprocess.run(
                 [str(BIN / "locust"), "-f", str(locustfile), "--headless", "--host", host,

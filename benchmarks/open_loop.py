@@ -39,7 +39,7 @@ def main() -> int:
     args = parser.parse_args()
     target = urlsplit(args.host)
     facts = json.loads(args.facts.read_text()) if args.facts else {}
-    pick = (lambda: ("floor", args.path)) if args.path else _mix(facts)
+    pick = (lambda: ("floor", args.path)) if args.path else mix(facts)
 
     times: dict[str, list[float]] = defaultdict(list)
     failures: dict[str, int] = defaultdict(int)
@@ -77,7 +77,10 @@ def main() -> int:
     return 0
 
 
-def _mix(facts: dict):
+def mix(facts: dict):
+    """The load test's mix: a picker of (endpoint name, path), a third each; the match-list
+    third is 40% first pages, 20% deep pages, 40% one round-robin's pages. Locust's file in
+    ``api_load.py`` uses it too."""
     first, last = facts["first_match"], facts["last_match"]
     tournaments = facts["tournaments"]
 
