@@ -244,21 +244,29 @@ ORPHANED_AFTER = timedelta(minutes=2)
 
 
 def matches_resend_orphans(*, now: datetime | None = None) -> list[int]:
-    """Send again the task of every match queued for longer than ``ORPHANED_AFTER`` while no
-    match task waits in the broker: its task was lost (not published during a long Redis outage,
-    or held by a worker that died on the filesystem broker). A match with a task is in the queue
-    or running, so a resent task can only be a second delivery, which writes nothing. Returns the
+    """Send again the task of every match queued for ``ORPHANED_AFTER`` or longer while no match
+    task waits in the broker: its task was lost (not published during a long Redis outage, or
+    held by a worker that died on the filesystem broker). A match with a task is in the queue or
+    running, so a resent task can only be a second delivery, which writes nothing. Returns the
     ids resent; none while the broker cannot tell."""
     if matches_waiting_in_broker() != 0:
         return []
-    cutoff = (now or timezone.now()) - ORPHANED_AFTER
-    ids = list(
-        Match.objects.filter(status=MatchStatus.QUEUED, created_at__lt=cutoff)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
+    ids = matches_resend_queued(queued_before=(now or timezone.now()) - ORPHANED_AFTER)
     if ids:
-        log.warning("resending the lost tasks of %d queued match(es): %s", len(ids), ids[:20])
+        log.warning("resent the lost tasks of %d queued match(es): %s", len(ids), ids[:20])
+    return ids
+
+
+def matches_resend_queued(
+    *, queued_before: datetime, tournament_id: int | None = None
+) -> list[int]:
+    """Send again the task of every match (of ``tournament_id``) queued at ``queued_before`` or
+    earlier; a task delivered twice writes once. Returns the ids, in order."""
+    queued = Match.objects.filter(status=MatchStatus.QUEUED, created_at__lte=queued_before)
+    if tournament_id is not None:
+        queued = queued.filter(tournament_id=tournament_id)
+    ids = list(queued.order_by("pk").values_list("pk", flat=True))
+    if ids:
         with transaction.atomic():
             queue_matches(match_ids=ids)
     return ids

@@ -9,12 +9,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandParser
-from django.db import transaction
 from django.utils import timezone
 
 from arena.models import Match, MatchStatus
-from arena.services.matches import match_requeue
-from arena.services.queue import queue_matches
+from arena.services.matches import match_requeue, matches_resend_queued
 
 
 class Command(BaseCommand):
@@ -36,11 +34,8 @@ class Command(BaseCommand):
         done = [pk for pk in ids if match_requeue(match_id=pk)]
         self.stdout.write(f"re-queued {len(done)} match(es): {done}")
         if opts["resend_queued"] is not None:
-            cutoff = timezone.now() - timedelta(minutes=opts["resend_queued"])
-            queued = Match.objects.filter(status=MatchStatus.QUEUED, created_at__lte=cutoff)
-            if opts["tournament"] is not None:
-                queued = queued.filter(tournament_id=opts["tournament"])
-            ids = list(queued.values_list("pk", flat=True))
-            with transaction.atomic():
-                queue_matches(match_ids=ids)
-            self.stdout.write(f"resent {len(ids)} queued match(es)")
+            resent = matches_resend_queued(
+                queued_before=timezone.now() - timedelta(minutes=opts["resend_queued"]),
+                tournament_id=opts["tournament"],
+            )
+            self.stdout.write(f"resent {len(resent)} queued match(es)")
