@@ -1,10 +1,13 @@
-"""Sandbox speed: start-up of a trivial bot bare (trusted) and in bwrap, and the round trip of one
-decision to a persistent bot, printed side by side.
+"""Sandbox speed: start-up of a trivial bot bare (trusted), in bwrap and in Docker, and the round
+trip of one decision to a persistent bot, printed side by side.
 
-    python benchmarks/sandbox_speed.py [--starts 40] [--decisions 3000]
+    python benchmarks/sandbox_speed.py [--starts 40] [--decisions 3000] [--docker auto|yes|no]
 
 Goals (issue 3): bwrap adds under 10 ms to a start; a decision round trip under 100 µs median.
-And a whole quatre-sept match of four Python random bots bare and in bwrap (goal: within 1.5x).
+And a whole quatre-sept match of four Python random bots bare and in bwrap (goal: within 1.5x),
+and in Docker (goal: within 3x). Docker runs when an engine answers (``DOCKER_HOST``) and has the
+bot-runtime image (``.ci/docker.sh images`` builds it); its start-up is also split into its
+phases (create the container, start it and reach the bot's ready reply, kill and remove it).
 Figures only; nothing here asserts on timing.
 """
 
@@ -31,6 +34,7 @@ from sandbox import (
     open_session,
 )
 from sandbox.runners.bwrap import BwrapRunner
+from sandbox.runners.docker import DockerRunner
 from sandbox.runners.runtimes import host_runtime
 
 TRIVIAL_BOT = b"""\
@@ -47,11 +51,53 @@ CLOCK = Clock(hello_ms=10_000, move_ms=5_000, bank_ms=10**9)
 HELLO = {"type": "hello", "protocol": 1}
 
 
+#: The confined runners beside bare: bwrap always, Docker when ``main`` finds an engine.
+RUNNERS: dict[str, Runner] = {}
+
+
 def _starters(bot: InstalledBot) -> list[tuple[str, Runner, object]]:
-    """(label, runner, program) for the same bot bare and in bwrap, same interpreter and flags."""
+    """(label, runner, program) for the same bot bare, in bwrap and in Docker (same flags; the
+    image's interpreter under Docker)."""
     runtime = host_runtime("python3")
     bare = TrustedProgram(runtime.argv(str(bot.folder / bot.package.entry), ()), cwd=bot.folder)
-    return [("bare", TrustedRunner(), bare), ("bwrap", BwrapRunner(), bot)]
+    return [("bare", TrustedRunner(), bare), *((label, r, bot) for label, r in RUNNERS.items())]
+
+
+def docker_runner(mode: str) -> DockerRunner | None:
+    """A Docker runner if an engine answers with the bot-runtime image (``mode`` "auto"), always
+    ("yes": fail otherwise), or none ("no")."""
+    if mode == "no":
+        return None
+    try:
+        runner = DockerRunner()
+        runner.client.inspect_image(runner.image)
+    except Exception as exc:
+        if mode == "yes":
+            raise
+        print(f"(no Docker column: {exc})", file=sys.stderr)
+        return None
+    return runner
+
+
+def bench_docker_phases(bot: InstalledBot, n: int) -> dict[str, list[float]]:
+    """Where a Docker seat's start goes, seconds per phase: ``create`` (the API call),
+    ``start+ready`` (``docker start -ai`` until the bot's ready reply), ``close`` (kill, remove)."""
+    runner = RUNNERS["docker"]
+    assert isinstance(runner, DockerRunner)
+    times: dict[str, list[float]] = {"create": [], "start+ready": [], "close": []}
+    spec = runner.container_spec(bot)
+    for _ in range(n):
+        start = time.perf_counter()
+        runner.client.remove_container(runner.client.create_container(**spec)["Id"], force=True)
+        times["create"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        session = open_session(runner, bot, CLOCK)
+        session.hello(HELLO)
+        ready = time.perf_counter()
+        session.close()
+        times["start+ready"].append(ready - start - times["create"][-1])
+        times["close"].append(time.perf_counter() - ready)
+    return times
 
 
 def bench_start(bot: InstalledBot, n: int) -> dict[str, list[float]]:
@@ -100,7 +146,7 @@ def bench_whole_match(root: Path, matches: int) -> dict[str, list[float]]:
     source = (Path(__file__).resolve().parents[1] / "examples" / "python" / "bot.py").read_bytes()
     bot = install_package(source, "bot.py", root / "starter")
     rules = rules_for("quatre-sept")
-    times: dict[str, list[float]] = {"bare": [], "bwrap": []}
+    times: dict[str, list[float]] = {"bare": [], **{label: [] for label in RUNNERS}}
     for seed in range(matches):
         for label, runner, target in _starters(bot):
             start = time.perf_counter()
@@ -122,32 +168,45 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=40)
     parser.add_argument("--decisions", type=int, default=3000)
     parser.add_argument("--matches", type=int, default=20)
+    parser.add_argument("--docker", choices=("auto", "yes", "no"), default="auto")
     args = parser.parse_args()
+    RUNNERS["bwrap"] = BwrapRunner()
+    docker = docker_runner(args.docker)
+    if docker is not None:
+        RUNNERS["docker"] = docker
     root = Path(tempfile.mkdtemp(prefix="qs-bench-"))
     root.chmod(0o711)
     try:
         bot = install_package(TRIVIAL_BOT, "trivial.py", root / "trivial")
         starts = bench_start(bot, args.starts)
+        phases = bench_docker_phases(bot, args.starts) if docker else {}
         trips = bench_round_trip(bot, args.decisions)
         match = bench_whole_match(root, args.matches)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    bare, boxed = (statistics.median(starts[k]) * 1e3 for k in ("bare", "bwrap"))
+    labels = ["bare", *RUNNERS]
+    bare = statistics.median(starts["bare"]) * 1e3
     print(f"start-up to ready, median of {args.starts} (python3 trivial bot)")
-    print(f"  {'bare':>8}: {bare:7.2f} ms")
-    print(f"  {'bwrap':>8}: {boxed:7.2f} ms")
-    print(f"  {'added':>8}: {boxed - bare:7.2f} ms   (goal < 10 ms)")
+    for label in labels:
+        ms = statistics.median(starts[label]) * 1e3
+        added = "" if label == "bare" else f"   added {ms - bare:7.2f} ms"
+        goal = "   (goal < 10 ms)" if label == "bwrap" else ""
+        print(f"  {label:>8}: {ms:7.2f} ms{added}{goal}")
+    for phase, samples in phases.items():
+        print(f"    docker {phase:>11}: {statistics.median(samples) * 1e3:7.2f} ms")
     print(f"decision round trip over {args.decisions} decisions (persistent bot)")
     print(f"  {'':>8}  {'median':>9}  {'p99':>9}")
-    for label in ("bare", "bwrap"):
+    for label in labels:
         samples = trips[label]
         print(f"  {label:>8}: {statistics.median(samples) * 1e6:6.1f} µs  "
               f"{_p(samples, 0.99) * 1e6:6.1f} µs   (goal median < 100 µs)")
-    bare_match, boxed_match = (statistics.median(match[k]) for k in ("bare", "bwrap"))
+    bare_match = statistics.median(match["bare"])
     print(f"whole quatre-sept match, four python starter bots, median of {args.matches}")
-    print(f"  {'bare':>8}: {bare_match * 1e3:7.1f} ms")
-    print(f"  {'bwrap':>8}: {boxed_match * 1e3:7.1f} ms")
-    print(f"  {'ratio':>8}: {boxed_match / bare_match:7.2f}x     (goal within 1.5x)")
+    for label in labels:
+        seconds = statistics.median(match[label])
+        ratio = "" if label == "bare" else f"   {seconds / bare_match:5.2f}x"
+        goal = {"bwrap": " (goal within 1.5x)", "docker": " (goal within 3x)"}.get(label, "")
+        print(f"  {label:>8}: {seconds * 1e3:7.1f} ms{ratio}{goal}")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,13 @@ stdin (the end-of-match signal) is unreliable over the hijacked HTTP connection.
 three real pipes, so the same ``Channel`` code serves bwrap and Docker. The worker image therefore
 needs the ``docker`` CLI and access to the engine (``DOCKER_HOST``).
 
-No Docker engine runs on the development machines: the tests check the container spec this module
-builds (the SDK validates it offline) and the error when no engine answers, not a real container.
+The bot's process sees the environment of ``BOT_ENV`` alone (``env -i``: not the image's
+variables nor Docker's ``HOSTNAME``) and an address-space rlimit equal to the memory cap
+(``prlimit --as``: Docker has no ulimit for it), so a memory bomb fails its allocations as under
+bwrap, while the memory cgroup also bounds what the rlimit does not count (``/tmp``, page cache).
+Stdin closes when the worker's attach ends (``stdin_once``) and the engine removes a container
+once it exits (``auto_remove``): the bots of a worker killed mid-match get end of input, leave, and
+leave nothing behind. ``make test-docker`` runs the hostile-bot suite against a real engine.
 This module must not import Django or ``engine``.
 """
 
@@ -23,6 +28,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,13 +39,22 @@ from sandbox.runners.runtimes import INTERPRETER_FLAGS
 
 #: The bot runtime image (python3 and node, a user 1000); built from ``platform/``.
 DEFAULT_IMAGE = os.environ.get("QUATRESEPT_BOT_IMAGE", "quatresept/bot-runtime:1")
-#: Docker API version pinned so that creating a client never contacts the engine.
-API_VERSION = "1.43"
+#: Docker API version pinned so that creating a client never contacts the engine: 1.41 is Docker
+#: 20.10's (Debian 12's docker.io); later engines serve it too.
+API_VERSION = "1.41"
 BOT_DIR = "/bot"
 BOT_USER = "1000:1000"
 BOT_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
            "LANG": "C.UTF-8"}
 LABEL = "quatresept.sandbox"
+
+
+class ContainerProcess(BotProcess):
+    """A ``BotProcess`` whose tree is the container ``container`` (its id)."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], *, container: str, **kw: Any) -> None:
+        super().__init__(popen, **kw)
+        self.container = container
 
 
 class DockerUnavailable(RuntimeError):
@@ -109,16 +124,21 @@ class DockerRunner:
             init=True,
             ipc_mode="private",
             log_config={"type": "none", "config": {}},
+            auto_remove=True,
         )
         runtime, entry, *args = bot.command
+        env = [f"{key}={value}" for key, value in BOT_ENV.items()]
         return {
             "image": self.image,
-            "command": [runtime, *INTERPRETER_FLAGS.get(runtime, ()), entry, *args],
+            "command": [
+                "prlimit", f"--as={limits.memory_bytes}", "--", "env", "-i", *env,
+                runtime, *INTERPRETER_FLAGS.get(runtime, ()), entry, *args,
+            ],
             "user": BOT_USER,
             "working_dir": BOT_DIR,
             "environment": dict(BOT_ENV),
             "hostname": "bot",
-            "stdin_open": True,
+            "stdin_open": True,  # not detached: the SDK also sets StdinOnce
             "tty": False,
             "network_disabled": True,
             "labels": {LABEL: "1"},
@@ -154,11 +174,24 @@ class DockerRunner:
             with contextlib.suppress(ProcessLookupError):
                 popen.kill()
 
-        return BotProcess(
-            popen, backend=self.name, signal_base=128, kill_tree=kill_tree,
+        return ContainerProcess(
+            popen, container=container, backend=self.name, signal_base=128, kill_tree=kill_tree,
             release=lambda: self._remove(container),
         )
 
     def _remove(self, container: str) -> None:
+        """Remove the container and return once it is gone (the engine may be removing it
+        already: ``auto_remove``)."""
+        import docker
+
         with contextlib.suppress(Exception):
             self.client.remove_container(container, force=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                self.client.inspect_container(container)
+            except docker.errors.NotFound:
+                return
+            except Exception:  # the engine went away: nothing more to do here
+                return
+            time.sleep(0.02)

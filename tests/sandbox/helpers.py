@@ -6,8 +6,11 @@ import os
 import textwrap
 from typing import Any
 
+import pytest
+
 from sandbox import BotSession, Clock
 from sandbox.procs import pids_of_uid
+from sandbox.runners.docker import ContainerProcess, default_client
 
 #: Short clocks keep the suite fast; the fault timing assertions scale with them.
 FAST = Clock(hello_ms=5000, move_ms=500, bank_ms=5000)
@@ -59,14 +62,36 @@ def play_match(session: BotSession, turns: int = 3) -> list[str]:
     return actions
 
 
+def seat_pids(session: BotSession) -> list[int]:
+    """The host pids of the seat's processes: those of its leased uid (bwrap), or those in its
+    container (Docker; none once the container is gone)."""
+    process = session.process
+    if isinstance(process, ContainerProcess):
+        import docker
+
+        try:
+            top = default_client().top(process.container, ps_args="-eo pid")
+        except docker.errors.NotFound:
+            return []
+        return sorted(int(row[0]) for row in top.get("Processes") or [])
+    assert process.host_uid is not None, "bwrap without a leased uid: run the tests as root"
+    return pids_of_uid(process.host_uid)
+
+
 def assert_left_nothing(session: BotSession) -> None:
-    """The session's process is reaped and, under a leased uid, nothing of that uid runs."""
+    """The session's process is reaped and, under a leased uid, nothing of that uid runs; under
+    Docker the container is gone."""
     assert session.process.poll() is not None
     assert not os.path.exists(f"/proc/{session.process.pid}/status") or _zombie_or_other(
         session.process.pid
     )
-    if session.process.host_uid is not None:
-        assert pids_of_uid(session.process.host_uid) == []
+    if session.process.host_uid is not None or isinstance(session.process, ContainerProcess):
+        assert seat_pids(session) == []
+    if isinstance(session.process, ContainerProcess):
+        import docker
+
+        with pytest.raises(docker.errors.NotFound):
+            default_client().inspect_container(session.process.container)
 
 
 def _zombie_or_other(pid: int) -> bool:

@@ -84,7 +84,7 @@ def test_limits_must_be_positive():
 def offline_docker() -> DockerRunner:
     import docker
 
-    client = docker.APIClient(base_url="unix:///nonexistent/docker.sock", version="1.43")
+    client = docker.APIClient(base_url="unix:///nonexistent/docker.sock", version="1.41")
     return DockerRunner(client=client, image="quatresept/bot-runtime:test",
                         limits=Limits(memory_bytes=256 * 2**20, processes=40, tmp_bytes=2**20))
 
@@ -94,9 +94,16 @@ def test_docker_container_spec(make_bot):
     spec = offline_docker().container_spec(bot)
     host = spec["host_config"]
     assert spec["image"] == "quatresept/bot-runtime:test"
-    assert spec["command"] == ["python3", "-u", "-B", "-X", "utf8", "main.py"]
+    assert spec["command"] == [
+        "prlimit", f"--as={256 * 2**20}", "--", "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin",
+        "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8", "python3", "-u", "-B", "-X", "utf8", "main.py",
+    ]
     assert spec["user"] == "1000:1000" and spec["working_dir"] == "/bot"
-    assert spec["stdin_open"] and not spec["tty"] and spec["network_disabled"]
+    assert spec["stdin_open"] and not spec["tty"]
+    config = offline_docker().client.create_container_config(**spec)
+    assert config["StdinOnce"] is True  # the worker's attach ending closes the bot's stdin
+    assert host["AutoRemove"] is True
+    assert spec["network_disabled"]
     assert host["NetworkMode"] == "none"
     assert host["ReadonlyRootfs"] is True
     assert host["CapDrop"] == ["ALL"]
