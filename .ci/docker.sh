@@ -5,6 +5,7 @@
 #                                      skip; default: tests/sandbox tests/docker)
 #   .ci/docker.sh images      engine and images only (what the benchmark needs)
 #   .ci/docker.sh env         print the variables the tests use (after `images`)
+#   .ci/docker.sh up | down   start (and leave running) | stop the engine, e.g. for the benchmark
 #
 # The engine: the one DOCKER_HOST (or /var/run/docker.sock) names when it answers. Otherwise this
 # script installs Debian's docker.io (and mmdebstrap) when missing and starts a private dockerd:
@@ -197,6 +198,9 @@ run_tests() {
 
 case "${1:-test}" in
     images) images ;;
+    up)  # the engine stays up (private: on the host's network): for benchmarks and debugging
+        choose_engine; trap - EXIT; echo "export DOCKER_HOST=${DOCKER_HOST:-unix:///var/run/docker.sock}" ;;
+    down) stop_own_engine ;;
     env) cat var/docker.env ;;
     test)
         shift || true
@@ -208,5 +212,5 @@ case "${1:-test}" in
         run_tests "$@"
         log "make test-docker passed in $(( $(date +%s) - start )) s"
         ;;
-    *) echo "usage: $0 [test|images|env]" >&2; exit 2 ;;
+    *) echo "usage: $0 [test|images|env|up|down]" >&2; exit 2 ;;
 esac

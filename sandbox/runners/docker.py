@@ -156,13 +156,11 @@ class DockerRunner:
             container = self.client.create_container(**spec)["Id"]
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise DockerUnavailable(f"cannot create the bot container: {exc}") from exc
-        env = {key: os.environ[key] for key in ("PATH", "DOCKER_HOST", "DOCKER_CONFIG")
-               if key in os.environ}
         try:
             popen = subprocess.Popen(
                 [self.docker_cli, "start", "--attach", "--interactive", container],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                bufsize=0, env=env, start_new_session=True,
+                bufsize=0, env=self._cli_env(), start_new_session=True,
             )
         except OSError as exc:
             self._remove(container)
@@ -178,6 +176,12 @@ class DockerRunner:
             popen, container=container, backend=self.name, signal_base=128, kill_tree=kill_tree,
             release=lambda: self._remove(container),
         )
+
+    @staticmethod
+    def _cli_env() -> dict[str, str]:
+        """What the docker CLI needs of the worker's environment (the engine's address)."""
+        return {key: os.environ[key] for key in ("PATH", "DOCKER_HOST", "DOCKER_CONFIG")
+                if key in os.environ}
 
     def _remove(self, container: str) -> None:
         """Remove the container and return once it is gone (the engine may be removing it

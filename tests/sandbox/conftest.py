@@ -20,6 +20,7 @@ import pytest
 from sandbox import BotSession, Clock, InstalledBot, Runner, install_package, open_session
 from sandbox.runners.bwrap import BwrapRunner
 from sandbox.runners.docker import LABEL, DockerRunner
+from sandbox.runners.docker_warm import WarmDockerRunner
 from tests.sandbox.helpers import FAST, assert_left_nothing, play_match, python_bot
 
 
@@ -84,9 +85,18 @@ def docker(bots_root: Path) -> Iterator[DockerRunner]:
     assert [(c["Id"][:12], c["Status"], c["Command"][-60:]) for c in left] == []
 
 
-@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+@pytest.fixture(scope="session")
+def docker_warm(docker: DockerRunner) -> Iterator[WarmDockerRunner]:
+    """Docker seats from pre-started containers (``WarmDockerRunner``), closed at the end."""
+    runner = WarmDockerRunner(size=2)
+    yield runner
+    runner.close()
+
+
+@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker),
+                        pytest.param("docker_warm", marks=pytest.mark.docker)])
 def boxed(request: pytest.FixtureRequest) -> Runner:
-    """Each confined backend in turn: the test runs under bwrap, then under Docker."""
+    """Each confined backend in turn: bwrap, Docker, Docker from pre-started containers."""
     return request.getfixturevalue(request.param)
 
 

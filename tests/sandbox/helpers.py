@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+import time
 from typing import Any
 
 import pytest
@@ -73,6 +74,10 @@ def seat_pids(session: BotSession) -> list[int]:
             top = default_client().top(process.container, ps_args="-eo pid")
         except docker.errors.NotFound:
             return []
+        except docker.errors.APIError as exc:
+            if exc.response is not None and exc.response.status_code == 409:
+                return []  # killed, not removed yet: no process runs in it
+            raise
         return sorted(int(row[0]) for row in top.get("Processes") or [])
     assert process.host_uid is not None, "bwrap without a leased uid: run the tests as root"
     return pids_of_uid(process.host_uid)
@@ -90,8 +95,11 @@ def assert_left_nothing(session: BotSession) -> None:
     if isinstance(session.process, ContainerProcess):
         import docker
 
-        with pytest.raises(docker.errors.NotFound):
-            default_client().inspect_container(session.process.container)
+        deadline = time.monotonic() + 15  # a pre-started seat's container is removed in the
+        with pytest.raises(docker.errors.NotFound):  # background once killed
+            while time.monotonic() < deadline:
+                default_client().inspect_container(session.process.container)
+                time.sleep(0.05)
 
 
 def _zombie_or_other(pid: int) -> bool:
