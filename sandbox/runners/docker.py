@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -47,6 +48,27 @@ BOT_USER = "1000:1000"
 BOT_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
            "LANG": "C.UTF-8"}
 LABEL = "quatresept.sandbox"
+#: Names the worker that created a seat's container (``sandbox_owner()``).
+OWNER_LABEL = "quatresept.owner"
+
+
+def sandbox_owner() -> str:
+    """Who owns the containers this process creates: ``$QUATRESEPT_SANDBOX_OWNER`` (a Celery
+    worker sets its host and node name there), else the host name."""
+    return os.environ.get("QUATRESEPT_SANDBOX_OWNER") or socket.gethostname()
+
+
+def remove_owned_containers(owner: str, client: Any = None) -> int:
+    """Remove every seat container labelled with ``owner``, running or not; how many. For a worker
+    starting under a name its dead predecessor had, before it plays: a crash between creating a
+    container and starting it leaves one the engine never removes by itself, and a bot that
+    ignores the end of its input keeps running."""
+    client = client if client is not None else default_client()
+    found = client.containers(all=True, filters={"label": f"{OWNER_LABEL}={owner}"})
+    for container in found:
+        with contextlib.suppress(Exception):
+            client.remove_container(container["Id"], force=True)
+    return len(found)
 
 
 class ContainerProcess(BotProcess):
@@ -141,7 +163,7 @@ class DockerRunner:
             "stdin_open": True,  # not detached: the SDK also sets StdinOnce
             "tty": False,
             "network_disabled": True,
-            "labels": {LABEL: "1"},
+            "labels": {LABEL: "1", OWNER_LABEL: sandbox_owner()},
             "host_config": host_config,
         }
 

@@ -147,8 +147,12 @@ class WarmDockerRunner(DockerRunner):
                     self._lock.wait(timeout=1)
                 continue
             with self._lock:
-                self._ready.append(item)
-                self._lock.notify_all()
+                if not self._closed:
+                    self._ready.append(item)
+                    self._lock.notify_all()
+                    continue
+            item[1].kill()  # closed meanwhile: this one is nobody's
+            self._remover.put(item[0])
 
     def start(self, bot: object, limits: Limits | None = None) -> BotProcess:
         if not isinstance(bot, InstalledBot):
@@ -193,6 +197,7 @@ class WarmDockerRunner(DockerRunner):
         for container, popen in left:
             popen.kill()
             self._remover.put(container)
+        self._filler.join()
         self._remover.drain()
 
 

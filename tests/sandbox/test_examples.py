@@ -48,7 +48,7 @@ def test_starter_kit_plays_sandboxed(boxed, bots_root, path: str, command: str, 
         data, filename = buffer.getvalue(), "kit.zip"
     else:
         data, filename = source, name
-    bot = install_package(data, filename, bots_root / f"kit-{boxed.name}-{name}-{as_zip}")
+    bot = install_package(data, filename, bots_root / f"kit-{type(boxed).__name__}-{name}-{as_zip}")
     with open_session(boxed, bot, FAST) as session:
         assert fake_match(session, seed=len(name)) == 24
     assert session.process.poll() == 0  # it left on end of input, by itself

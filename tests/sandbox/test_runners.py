@@ -121,3 +121,25 @@ def test_docker_container_spec(make_bot):
 def test_docker_without_an_engine_says_so(make_bot):
     with pytest.raises(DockerUnavailable, match="cannot create the bot container"):
         offline_docker().start(make_bot(python_bot()))
+
+
+@pytest.mark.docker
+def test_a_dead_workers_containers_are_removed_by_its_successor(docker, make_bot, monkeypatch):
+    """A container created and never started (its worker died in between) is removed by the
+    next worker of the same name, and only its own are."""
+    import docker as sdk
+
+    from sandbox.runners.docker import remove_owned_containers
+
+    monkeypatch.setenv("QUATRESEPT_SANDBOX_OWNER", "host-a/celery@dead")
+    spec = docker.container_spec(make_bot(python_bot()))
+    orphan = docker.client.create_container(**spec)["Id"]
+    monkeypatch.setenv("QUATRESEPT_SANDBOX_OWNER", "host-a/celery@alive")
+    other = docker.client.create_container(**docker.container_spec(make_bot(python_bot())))["Id"]
+    try:
+        assert remove_owned_containers("host-a/celery@dead", docker.client) == 1
+        with pytest.raises(sdk.errors.NotFound):
+            docker.client.inspect_container(orphan)
+        assert docker.client.inspect_container(other)["State"]["Status"] == "created"
+    finally:
+        docker.client.remove_container(other, force=True)
