@@ -28,6 +28,7 @@ import pytest
 import requests
 
 from engine.check import check_replay
+from sandbox.runners.docker import sandbox_owner
 from tests.arena.conftest import FIRST_BOT
 from tests.e2e.conftest import wait_for
 
@@ -134,8 +135,12 @@ def compose() -> Iterator[Compose]:
         stack.run("down", "--volumes", "--remove-orphans", "--timeout", "20", check=False)
         shutil.rmtree(cache, ignore_errors=True)
     assert stack.leftovers() == {"containers": [], "networks": [], "volumes": []}
-    assert stack.docker("ps", "-a", "--format", "{{.Names}} {{.Status}} {{.Command}}",
-                        "--filter", "label=quatresept.sandbox").splitlines() == []
+    # No seat container of the stack's workers is left (this test run's own seats are not
+    # theirs: other tests may hold some).
+    seats = stack.docker("ps", "-a", "--format",
+                         '{{.Label "quatresept.owner"}} {{.Status}} {{.Command}}',
+                         "--filter", "label=quatresept.sandbox").splitlines()
+    assert [seat for seat in seats if not seat.startswith(f"{sandbox_owner()} ")] == []
 
 
 def _user(stack: Compose, name: str) -> requests.Session:
