@@ -126,3 +126,15 @@ def staged_bwrap(path: str, base: Path = STAGE_BASE) -> str:
     finally:
         shutil.rmtree(partial, ignore_errors=True)
     return str(staged)
+
+
+def empty_file(base: Path = STAGE_BASE) -> str:
+    """An empty, world-readable file to bind over /proc files a seat must not read."""
+    path = Path(base) / "empty"
+    if not path.is_file() or path.stat().st_size:
+        _make_root(Path(base))
+        partial = Path(base) / f".empty.partial-{os.getpid()}-{next(_ids)}"
+        partial.write_bytes(b"")
+        partial.chmod(0o444)
+        partial.rename(path)
+    return str(path)

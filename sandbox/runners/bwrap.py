@@ -39,7 +39,7 @@ from sandbox.procs import pids_of_uid
 from sandbox.runners.base import BotProcess, Limits
 from sandbox.runners.runtimes import TOP_LINKS, HostRuntime, host_runtime
 from sandbox.seccomp import bpf_program
-from sandbox.staging import staged_bwrap, staged_folder
+from sandbox.staging import empty_file, staged_bwrap, staged_folder
 from sandbox.uids import UidLease, UidPool
 
 log = logging.getLogger(__name__)
@@ -144,7 +144,7 @@ def bwrap_argv(
         argv += ["--tmpfs", hidden, "--remount-ro", hidden]
     argv += ["--proc", "/proc"]
     for path in _present(PROC_MASKS):
-        argv += ["--ro-bind", "/dev/null", path]
+        argv += ["--ro-bind", empty_file(), path]
     if meminfo_fd is not None:
         argv += ["--perms", "0444", "--ro-bind-data", str(meminfo_fd), "/proc/meminfo"]
     for device in DEVICES:
@@ -238,7 +238,8 @@ class BwrapRunner:
     Otherwise bwrap runs as the worker's own uid and the process cap is the worker's current
     process count plus ``limits.processes`` (shared with the worker: prefer root or Docker).
     ``seccomp`` (the syscall filter of ``sandbox.seccomp``) and ``cgroups`` (one cgroup per seat)
-    are on unless switched off (the benchmark compares); ``confinement`` says what is in force.
+    are on unless switched off (the benchmark compares); ``cgroup_root`` overrides where the
+    cgroup filesystem is; ``confinement`` says what is in force.
     """
 
     name = "bwrap"
@@ -251,6 +252,7 @@ class BwrapRunner:
         uid_pool: UidPool | None = None,
         seccomp: bool = True,
         cgroups: bool = True,
+        cgroup_root: Path | None = None,
     ) -> None:
         self.limits = limits or Limits()
         self.bwrap = staged_bwrap(bwrap or find_bwrap())
@@ -258,8 +260,8 @@ class BwrapRunner:
         self.seccomp = seccomp
         if seccomp:
             bpf_program()  # fail now, not on the first seat, when libseccomp is missing
-        self.cgroup_support = (cgroups_detect() if cgroups
-                               else CgroupSupport("none", "switched off"))
+        self.cgroup_support = (cgroups_detect(*([cgroup_root] if cgroup_root else []))
+                               if cgroups else CgroupSupport("none", "switched off"))
         if self.cgroup_support.mode == "none" and cgroups:
             log.warning(
                 "sandbox: no per-seat cgroup (%s); memory and processes are capped per process "
