@@ -102,7 +102,8 @@ class SeatCgroup:
             self.remove()
             raise
         #: Opened now so that the child joins with a plain ``write`` (no path lookup, no alloc).
-        self._procs = [os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
+        #: (O_CREAT is a no-op on a cgroup filesystem, where the kernel made the file.)
+        self._procs = [os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC)
                        for folder in self.folders]
 
     def join_self(self) -> None:
