@@ -6,9 +6,10 @@ uses: every file-lock command (``fcntl`` record and open-file-description locks,
 kernel keyring, ``perf_event_open``, ``bpf``, ``userfaultfd``, ``io_uring_*``, every mount and
 namespace call (``mount``, ``umount2``, the new mount API, ``unshare``, ``setns``, ``clone`` with a
 namespace flag), page-cache probes and eviction (``cachestat``, ``preadv2``/``pwritev2``,
-``fadvise64``, ``readahead``), file-change watches (``inotify``, ``fanotify``) and a few admin
-calls. Denied calls fail with ``EPERM``; ``clone3`` fails with ``ENOSYS`` (its flags cannot be
-inspected by a filter; the C library then falls back to ``clone``, which can).
+``fadvise64``, ``readahead``), host-wide counters (``sysinfo``: free memory, process count),
+file-change watches (``inotify``, ``fanotify``) and a few admin calls. Denied calls fail with
+``EPERM``; ``clone3`` fails with ``ENOSYS`` (its flags cannot be inspected by a filter; the C
+library then falls back to ``clone``, which can).
 
 ``bpf_program()`` is the compiled BPF for bwrap's ``--seccomp FD`` (built with libseccomp through
 ``pyseccomp``, cached per process); ``docker_profile()`` is the same policy as a Docker seccomp
@@ -51,6 +52,9 @@ DENIED = (
     "open_by_handle_at",
     # page-cache probes and eviction (a channel through shared files)
     "cachestat", "preadv2", "pwritev2", "fadvise64", "readahead", "remap_file_pages",
+    # host-wide counters: free memory, process count, load (sysconf's _SC_PHYS_PAGES and
+    # _SC_AVPHYS_PAGES then mean nothing: /proc/meminfo shows the seat's own cap instead)
+    "sysinfo",
     # watches on shared files
     "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark",
     # administration

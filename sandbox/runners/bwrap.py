@@ -39,7 +39,7 @@ from sandbox.procs import pids_of_uid
 from sandbox.runners.base import BotProcess, Limits
 from sandbox.runners.runtimes import TOP_LINKS, HostRuntime, host_runtime
 from sandbox.seccomp import bpf_program
-from sandbox.staging import empty_file, staged_bwrap, staged_folder
+from sandbox.staging import empty_file, staged_bwrap, staged_folder, warm
 from sandbox.uids import UidLease, UidPool
 
 log = logging.getLogger(__name__)
@@ -281,6 +281,7 @@ class BwrapRunner:
         runtime = host_runtime(bot.runtime)
         folder = staged_folder(bot)
         check_reachable(folder)
+        warm(folder)  # no cold page of the package for partners to signal through
         lease: UidLease | None = None
         cgroup: SeatCgroup | None = None
         fds: list[int] = []
