@@ -140,6 +140,16 @@ def empty_file(base: Path = STAGE_BASE) -> str:
     return str(path)
 
 
+def empty_folder(base: Path = STAGE_BASE) -> str:
+    """An empty, world-readable folder to bind over /proc folders a seat must not read."""
+    path = Path(base) / "empty.d"
+    if not path.is_dir():
+        _make_root(Path(base))
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o555)
+    return str(path)
+
+
 def warm(folder: Path) -> None:
     """Ask the kernel to have every file of ``folder`` in the page cache (asynchronous, a few
     microseconds a file when they already are). Pages the worker brought in are charged to the

@@ -39,7 +39,7 @@ from sandbox.procs import pids_of_uid
 from sandbox.runners.base import BotProcess, Limits
 from sandbox.runners.runtimes import TOP_LINKS, HostRuntime, host_runtime
 from sandbox.seccomp import bpf_program
-from sandbox.staging import empty_file, staged_bwrap, staged_folder, warm
+from sandbox.staging import empty_file, empty_folder, staged_bwrap, staged_folder, warm
 from sandbox.uids import UidLease, UidPool
 
 log = logging.getLogger(__name__)
@@ -78,17 +78,18 @@ def find_bwrap() -> str:
     )
 
 
-#: Global /proc files through which one seat could see what another does (locks held, memory,
-#: CPU and fork counters, open-file counts, load); each is replaced by an empty file.
+#: Global /proc files through which one seat could see what another does: locks held, memory
+#: (free pages, faults), CPU (times, load, idle, scheduler and interrupt counters), forks, disk
+#: reads. Each is covered by an empty file (one mount each: only files a seat can read and change
+#: are listed; root-only files are unreadable to a seat anyway). /proc/meminfo is replaced too.
 PROC_MASKS = (
-    "/proc/locks", "/proc/stat", "/proc/vmstat", "/proc/zoneinfo", "/proc/buddyinfo",
-    "/proc/pagetypeinfo", "/proc/slabinfo", "/proc/loadavg", "/proc/uptime", "/proc/diskstats",
-    "/proc/interrupts", "/proc/softirqs", "/proc/schedstat", "/proc/swaps", "/proc/cgroups",
-    "/proc/key-users", "/proc/keys", "/proc/timer_list", "/proc/sched_debug", "/proc/kallsyms",
-    "/proc/modules", "/proc/cmdline", "/proc/pressure/cpu", "/proc/pressure/memory",
-    "/proc/pressure/io", "/proc/pressure/irq", "/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr",
-    "/proc/sys/fs/dentry-state", "/proc/sys/kernel/random/entropy_avail",
+    "/proc/locks", "/proc/stat", "/proc/loadavg", "/proc/uptime", "/proc/vmstat",
+    "/proc/zoneinfo", "/proc/buddyinfo", "/proc/schedstat", "/proc/interrupts", "/proc/softirqs",
+    "/proc/diskstats",
 )
+#: Folders of global counters covered by an empty folder: pressure stall information, and the
+#: file-system counters of /proc/sys/fs (open files, inodes, dentries).
+PROC_MASK_DIRS = ("/proc/pressure", "/proc/sys/fs")
 #: The only devices a bot gets (read-only /dev otherwise).
 DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 DEV_LINKS = (("/proc/self/fd", "/dev/fd"), ("/proc/self/fd/0", "/dev/stdin"),
@@ -145,6 +146,8 @@ def bwrap_argv(
     argv += ["--proc", "/proc"]
     for path in _present(PROC_MASKS):
         argv += ["--ro-bind", empty_file(), path]
+    for path in _present(PROC_MASK_DIRS):
+        argv += ["--ro-bind", empty_folder(), path]
     if meminfo_fd is not None:
         argv += ["--perms", "0444", "--ro-bind-data", str(meminfo_fd), "/proc/meminfo"]
     for device in DEVICES:

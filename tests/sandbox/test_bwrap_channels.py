@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from sandbox import BotSession, Clock, InstalledBot, Limits, install_package, open_session
-from sandbox.runners.bwrap import PROC_MASKS, BwrapRunner
+from sandbox.runners.bwrap import PROC_MASK_DIRS, PROC_MASKS, BwrapRunner
 from sandbox.seccomp import DENIED, NOT_IMPLEMENTED
 from tests.sandbox.helpers import FAST, assert_left_nothing, hello, play_match, python_bot
 
@@ -235,6 +235,7 @@ def test_the_sandbox_shows_no_host_path(make_bot, seats, bots_root: Path):
 
 PROC = """
 probe = {path: attempt(lambda path=path: open(path).read()) for path in m["paths"]}
+probe.update({path: attempt(lambda path=path: os.listdir(path)) for path in m["dirs"]})
 probe["meminfo"] = open("/proc/meminfo").read()
 probe["cpus"] = os.cpu_count()
 send({"type": "ready", "name": "proc", "probe": probe})
@@ -243,10 +244,13 @@ send({"type": "ready", "name": "proc", "probe": probe})
 
 def test_global_proc_files_show_nothing_of_other_seats(make_bot, seats):
     paths = [path for path in PROC_MASKS if os.path.exists(path)]
-    assert "/proc/locks" in paths and "/proc/sys/fs/file-nr" in paths
-    probe = seats(probe_bot(make_bot, PROC)).hello(hello(paths=paths))["probe"]
+    dirs = [path for path in PROC_MASK_DIRS if os.path.exists(path)]
+    assert "/proc/locks" in paths and "/proc/stat" in paths and "/proc/sys/fs" in dirs
+    probe = seats(probe_bot(make_bot, PROC)).hello(hello(paths=paths, dirs=dirs))["probe"]
     for path in paths:
-        assert probe[path] in ("ok: ''", "failed: PermissionError"), (path, probe[path])
+        assert probe[path] == "ok: ''", (path, probe[path])
+    for path in dirs:
+        assert probe[path] == "ok: []", (path, probe[path])
     assert f"MemTotal: {Limits().memory_bytes // 1024:>15} kB" in probe["meminfo"]
     assert probe["cpus"] >= 1
 
@@ -284,3 +288,42 @@ def test_without_usable_cgroups_the_runner_warns_and_says_so(tmp_path, caplog, m
     session = seats(make_bot(python_bot()), runner)
     assert session.process.confinement["cgroups"] == "none" and session.process.cgroup is None
     assert play_match(session) == ["play TH"] * 3
+
+
+# --- channels closed by namespaces and read-only mounts (regression guards) ----------------------
+
+IPC = """
+import socket
+libc = ctypes.CDLL(None, use_errno=True)
+def shm(flags):
+    value = libc.shmget(ctypes.c_int(0x4242), ctypes.c_size_t(4096), ctypes.c_int(flags))
+    return value if value >= 0 else "errno %d" % ctypes.get_errno()
+def atime():
+    return os.stat("/bot/main.py").st_atime_ns
+if m["role"] == "first":
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind("\\0qs-partner")
+    listener.listen(1)
+    globals()["keep"] = listener
+    before = atime()
+    for _ in range(3):
+        open("/bot/main.py").read()
+    probe = {"abstract": "bound", "shm": shm(0o1000 | 0o600), "atime_moved": atime() != before,
+             "atime": before}
+else:
+    def connect():
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect("\\0qs-partner")
+    probe = {"abstract": attempt(connect), "shm": shm(0o600), "atime": atime()}
+send({"type": "ready", "name": "ipc", "probe": probe})
+"""
+
+
+def test_partners_share_no_socket_ipc_key_or_access_time(make_bot, seats):
+    bot = probe_bot(make_bot, IPC)
+    first = seats(bot).hello(hello(role="first"))["probe"]
+    second = seats(bot).hello(hello(role="second"))["probe"]
+    assert first["abstract"] == "bound" and isinstance(first["shm"], int)
+    assert second["abstract"] == "failed: ConnectionRefusedError"  # its own network namespace
+    assert second["shm"] == f"errno {errno.ENOENT}"  # its own IPC namespace
+    assert first["atime_moved"] is False and second["atime"] == first["atime"]  # read-only bind
