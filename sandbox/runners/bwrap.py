@@ -1,18 +1,22 @@
 """The bubblewrap runner: one uploaded bot per seat in a throw-away set of Linux namespaces.
 
 What the bot gets (and nothing else): its own folder read-only at ``/bot`` (also its working
-folder), the interpreter with its shared libraries and standard library read-only at their host
-paths, a fresh ``/proc`` and minimal ``/dev``, and a private size-capped ``/tmp``. The root is a
-read-only tmpfs. New user, pid, network (loopback only, so nothing is reachable), ipc, uts and
-cgroup namespaces; no further user namespaces; a new session (no terminal injection); a minimal
-environment for bwrap and for the bot (bwrap's own pid 1 keeps what it was given).
+folder; staged by ``sandbox.staging`` under a neutral path any uid can reach), the interpreter with
+its shared libraries and standard library read-only at their host paths, a fresh ``/proc`` whose
+global counters are covered (``PROC_MASKS``) and whose ``meminfo`` shows the seat's cap, a
+read-only ``/dev`` with four devices, and private size-capped ``/tmp`` and ``/dev/shm``. The root
+is a read-only tmpfs. New user, pid, network (loopback only, so nothing is reachable), ipc, uts
+and cgroup namespaces; no further user namespaces; a new session (no terminal injection); a
+minimal environment for bwrap and for the bot; the syscall filter of ``sandbox.seccomp``.
 
-bwrap is started *as* an unprivileged uid (when the worker is root: one uid per seat from
-``UidPool``, because RLIMIT_NPROC counts per uid machine-wide), with rlimits set before exec:
-address space, CPU seconds, processes, file size, open files, no core dumps; and bwrap gets
-SIGKILL if the worker dies. The seat's whole tree
-dies with it: bwrap's pid 1 gets SIGKILL when bwrap dies (``--die-with-parent``), which ends the pid
-namespace, and the leased uid is swept before it is freed.
+The child joins the seat's cgroup (``sandbox.cgroups``: memory and processes of the whole seat)
+while still privileged, then becomes an unprivileged uid (when the worker is root: one uid per seat
+from ``UidPool``, because RLIMIT_NPROC counts per uid machine-wide), lowers its rlimits (address
+space, CPU seconds, processes, file size, open files, no core dumps) and execs bwrap, which gets
+SIGKILL if the worker dies. bwrap reads its options from a pipe, so the seat's pid 1 (bwrap) shows
+no host path in ``/proc/1/cmdline``. The seat's whole tree dies with it: bwrap's pid 1 gets SIGKILL
+when bwrap dies (``--die-with-parent``), which ends the pid namespace; the leased uid is swept and
+the cgroup emptied and removed before they are freed.
 
 This module must not import Django or ``engine``.
 """
