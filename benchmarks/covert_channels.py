@@ -1,13 +1,16 @@
 """Covert channels between two sandboxed seats of a team that the sandbox leaves open: bits/s.
 
-    python benchmarks/covert_channels.py [--bits 48] [--channels cpu,sysinfo-mem,...]
+    python benchmarks/covert_channels.py [--bits 48] [--channels locks,cpu,...]
+                                         [--confinement both|full|light]
 
-Two seats run the same package under the full bwrap confinement (syscall filter, seat cgroups),
-as partners do on the platform. A sender seat encodes a random bit string, a receiver seat
-decodes it; the decoder puts its threshold at the median of what it measured (the string has as
-many ones as zeros), the error rate p gives the capacity (1 - H(p)) / symbol time in bits/s, and
-the best symbol time is reported. Channels:
+Two seats run the same package, as partners do on the platform, under the full bwrap confinement
+(syscall filter, seat cgroups) and, as the reference in the same run, without those two. A sender
+seat encodes a random bit string, a receiver seat decodes it; the decoder puts its threshold at
+the median of what it measured (the string has as many ones as zeros), and the error rate p gives
+the capacity (1 - H(p)) x bits / seconds, printed for each symbol time tried. Channels:
 
+- ``locks``: POSIX record locks on the package's own file, one bit per byte offset (the channel
+  the syscall filter closes).
 - ``cpu``: the sender burns both cores for a 1, sleeps for a 0; the receiver counts its own loop
   iterations per slot.
 - ``sysinfo-mem``: the sender holds 128 MB for a 1; the receiver reads the host's free memory
@@ -54,7 +57,7 @@ STDLIB_FILE = Path(host_runtime("python3").dirs[0]) / "pydoc_data" / "topics.py"
 DATA_PAGES = 1024  # a 4 MiB data file in the package (uploads are at most 5 MB): 1,024 bits
 
 BOT = r'''
-import ctypes, json, mmap, os, statistics, sys, time
+import ctypes, fcntl, json, mmap, os, statistics, struct, sys, time
 
 def send(message):
     sys.stdout.write(json.dumps(message) + "\n")
@@ -126,6 +129,16 @@ def send_bits(m):
                     for pid in pids:
                         os.waitpid(pid, 0)
         in_child(spawn)
+    elif channel == "locks":
+        global held
+        held = os.open("/bot/main.py", os.O_RDONLY)  # kept open: the locks stay
+        for i, bit in enumerate(bits):
+            if bit:
+                try:
+                    lock = struct.pack("hhqqi", fcntl.F_RDLCK, 0, i, 1, 0)
+                    fcntl.fcntl(held, fcntl.F_SETLK, lock)
+                except OSError:
+                    return
     elif channel.startswith("page-cache"):
         with open(m["path"], "rb") as data:
             view = mmap.mmap(data.fileno(), 0, prot=mmap.PROT_READ)
@@ -145,6 +158,16 @@ def receive(m):
             begin = time.perf_counter_ns()
             view[i * 4096]
             values.append(begin - time.perf_counter_ns())  # fast (resident) reads as a one
+        return values
+    if channel == "locks":
+        fd = os.open("/bot/main.py", os.O_RDONLY)
+        for i in range(n):
+            try:
+                probe = struct.pack("hhqqi", fcntl.F_WRLCK, 0, i, 1, 0)
+                kind = struct.unpack("hhqqi", fcntl.fcntl(fd, fcntl.F_GETLK, probe))[0]
+            except OSError:
+                return None  # denied
+            values.append(int(kind != fcntl.F_UNLCK))
         return values
     if channel.startswith("sysinfo") and sysinfo() is None:
         return None  # denied
@@ -255,6 +278,21 @@ def page_cache(runner: BwrapRunner, bot: InstalledBot, host_path: Path, sandbox_
     return pages, decode(values, bits), time.monotonic() - begin
 
 
+def locks(runner: BwrapRunner, bot: InstalledBot,
+          bits: list[int]) -> tuple[float, float] | None:
+    """(error rate, seconds) for POSIX record locks on the package's own file; None if closed."""
+    message = {"type": "hello", "protocol": 1, "channel": "locks", "bits": bits, "start": 0,
+               "period": 0}
+    begin = time.monotonic()
+    with open_session(runner, bot, CLOCK) as sender, open_session(runner, bot, CLOCK) as receiver:
+        sender.hello({**message, "role": "sender"})
+        time.sleep(0.05)
+        values = receiver.hello({**message, "role": "receiver"})["values"]
+    if values is None:
+        return None
+    return decode(values, bits), time.monotonic() - begin
+
+
 def turn_gap(runner: BwrapRunner, bot: InstalledBot, step: float,
              bits: list[int]) -> tuple[float, float]:
     """(error rate, seconds): the referee alternates sender and receiver turns."""
@@ -281,43 +319,59 @@ def turn_gap(runner: BwrapRunner, bot: InstalledBot, step: float,
     return decode(gaps[-len(bits):], bits), elapsed
 
 
+def trials_of(channel: str, runner: BwrapRunner, bot: InstalledBot, args: argparse.Namespace,
+              rng: random.Random) -> list[tuple[str, int, float, float]] | str:
+    """(symbol, bits, error rate, seconds) per trial of ``channel``, or why it is closed."""
+    if channel == "locks":
+        bits = balanced_bits(DATA_PAGES, rng)
+        result = locks(runner, bot, bits)
+        return "closed: lock calls are denied" if result is None else [
+            ("1 lock", len(bits), *result)]
+    if channel.startswith("page-cache"):
+        host_path, sandbox_path = ((bot.folder / "data.bin", "/bot/data.bin")
+                                   if channel == "page-cache" else (STDLIB_FILE, str(STDLIB_FILE)))
+        pages, error, seconds = page_cache(runner, bot, host_path, sandbox_path, rng)
+        return [(f"{seconds / pages * 1e6:.0f}µs", pages, error, seconds)]
+    trials = []
+    for step in SYMBOL_TIMES[channel]:
+        bits = balanced_bits(args.bits, rng)
+        result = (turn_gap(runner, bot, step, bits) if channel == "turn-gap"
+                  else slotted(runner, bot, channel, step, bits))
+        if result is None:
+            return "closed: sysinfo(2) is denied"
+        trials.append((f"{step * 1e3:g}ms", len(bits), *result))
+    return trials
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bits", type=int, default=48, help="bits per timed trial")
-    parser.add_argument("--channels", default="cpu,sysinfo-mem,sysinfo-procs,page-cache,"
+    parser.add_argument("--channels", default="locks,cpu,sysinfo-mem,sysinfo-procs,page-cache,"
                         "page-cache-stdlib,turn-gap")
+    parser.add_argument("--confinement", choices=("both", "full", "light"), default="both",
+                        help="full: syscall filter and seat cgroups on; light: both off")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    runner = BwrapRunner()
-    print(f"confinement: {runner.confinement}")
+    runners = {"full": BwrapRunner(), "light": BwrapRunner(seccomp=False, cgroups=False)}
+    chosen = ["full", "light"] if args.confinement == "both" else [args.confinement]
+    print(f"full confinement: {runners['full'].confinement}")
     root = Path(tempfile.mkdtemp(prefix="qs-covert-"))
     root.chmod(0o711)
     try:
         bot = package(root)
-        print(f"{'channel':>14} {'symbol':>9} {'bits':>5} {'errors':>7} {'raw b/s':>9} "
-              f"{'capacity b/s':>13}")
+        print(f"{'confinement':>11} {'channel':>17} {'symbol':>9} {'bits':>5} {'errors':>7} "
+              f"{'raw b/s':>9} {'capacity b/s':>13}")
         for channel in args.channels.split(","):
-            if channel.startswith("page-cache"):
-                host_path, sandbox_path = (
-                    (bot.folder / "data.bin", "/bot/data.bin") if channel == "page-cache"
-                    else (STDLIB_FILE, str(STDLIB_FILE)))
-                pages, error, seconds = page_cache(runner, bot, host_path, sandbox_path, rng)
-                trials = [(f"{seconds / pages * 1e6:.0f}µs", pages, error, seconds)]
-            else:
-                trials = []
-                for step in SYMBOL_TIMES[channel]:
-                    bits = balanced_bits(args.bits, rng)
-                    result = (turn_gap(runner, bot, step, bits) if channel == "turn-gap"
-                              else slotted(runner, bot, channel, step, bits))
-                    if result is None:
-                        print(f"{channel:>14}  closed: sysinfo(2) is denied in the sandbox")
-                        break
-                    trials.append((f"{step * 1e3:g}ms", len(bits), *result))
-            for label, n, error, seconds in trials:
-                raw = n / seconds
-                print(f"{channel:>14} {label:>9} {n:>5} {error:>7.1%} {raw:>9.1f} "
-                      f"{raw * (1 - entropy(error)):>13.1f}")
+            for name in chosen:
+                trials = trials_of(channel, runners[name], bot, args, rng)
+                if isinstance(trials, str):
+                    print(f"{name:>11} {channel:>17}  {trials}")
+                    continue
+                for label, n, error, seconds in trials:
+                    raw = n / seconds
+                    print(f"{name:>11} {channel:>17} {label:>9} {n:>5} {error:>7.1%} "
+                          f"{raw:>9.1f} {raw * (1 - entropy(error)):>13.1f}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
