@@ -40,7 +40,8 @@ DENIED = (
     "flock",
     # other processes' memory and descriptors
     "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "process_madvise",
-    "move_pages", "migrate_pages",
+    "move_pages", "migrate_pages", "mbind", "set_mempolicy", "set_mempolicy_home_node",
+    "get_mempolicy",
     # the kernel keyring is shared by uid
     "keyctl", "add_key", "request_key",
     # kernel attack surface no bot needs
@@ -62,6 +63,9 @@ DENIED = (
     "kexec_file_load", "init_module", "finit_module", "delete_module", "syslog", "iopl",
     "ioperm", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "vhangup",
     "sethostname", "setdomainname", "uselib", "ustat", "sysfs", "nfsservctl",
+    # obsolete or 32-bit only (Docker's default profile refuses them too)
+    "create_module", "get_kernel_syms", "query_module", "_sysctl", "stime", "umount", "vm86",
+    "vm86old",
 )
 #: Denied with ENOSYS: a runtime probes these and falls back when the kernel "lacks" them.
 NOT_IMPLEMENTED = ("clone3",)
