@@ -40,12 +40,18 @@ def detect(root: Path = CGROUP_ROOT) -> CgroupSupport:
     """Find a usable layout and prepare the seats' parent group(s); never raises."""
     try:
         if (root / "cgroup.controllers").exists():
-            return _prepare_v2(root)
-        if (root / "memory" / "memory.limit_in_bytes").exists() and (
+            support = _prepare_v2(root)
+        elif (root / "memory" / "memory.limit_in_bytes").exists() and (
             root / "pids" / "cgroup.procs"
         ).exists():
-            return _prepare_v1(root)
-        return CgroupSupport("none", f"no cgroup v2 nor v1 memory+pids hierarchy under {root}")
+            support = _prepare_v1(root)
+        else:
+            return CgroupSupport("none", f"no cgroup v2 nor v1 memory+pids hierarchy under {root}")
+        for parent in support.parents:  # can this process make a seat's group there?
+            probe = parent / f"probe-{os.getpid()}-{next(_ids)}"
+            probe.mkdir()
+            probe.rmdir()
+        return support
     except OSError as exc:
         return CgroupSupport("none", f"cannot set up seat cgroups under {root}: {exc}")
 
