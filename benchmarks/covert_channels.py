@@ -21,8 +21,10 @@ the capacity (1 - H(p)) x bits / seconds, printed for each symbol time tried. Ch
   sender reads the pages of its ones, the receiver times a read of every page (a one-shot
   channel: its capacity is the number of cold pages the two seats share). The runner warms the
   package's pages before a seat starts, which closes it for the package's own files.
-- ``page-cache-stdlib``: the same through a standard-library file (``pydoc_data/topics.py``,
-  evicted by the host beforehand): the runtime's files are shared and not warmed.
+- ``page-cache-stdlib``: the same through a standard-library file (``pydoc_data/topics.py``),
+  evicted by the host after the runner's last warm-up of the runtime (it asks the runtime's files
+  into the page cache at its first start and then at most once a minute).
+- ``page-cache-stdlib-rewarmed``: the same, evicted before the runner's warm-up.
 - ``turn-gap``: through the platform itself: the sender delays its reply by one step for a 1,
   the receiver times the gap between its own turns (the referee asks the seats in turn).
 
@@ -270,6 +272,7 @@ def page_cache(runner: BwrapRunner, bot: InstalledBot, host_path: Path, sandbox_
         os.posix_fadvise(data.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
     message = {"type": "hello", "protocol": 1, "channel": "page-cache", "bits": bits,
                "start": 0, "period": 0, "path": sandbox_path}
+    time.sleep(0.3)  # the eviction is done before the seats start
     begin = time.monotonic()
     with open_session(runner, bot, CLOCK) as sender, open_session(runner, bot, CLOCK) as receiver:
         sender.hello({**message, "role": "sender"})
@@ -330,6 +333,9 @@ def trials_of(channel: str, runner: BwrapRunner, bot: InstalledBot, args: argpar
     if channel.startswith("page-cache"):
         host_path, sandbox_path = ((bot.folder / "data.bin", "/bot/data.bin")
                                    if channel == "page-cache" else (STDLIB_FILE, str(STDLIB_FILE)))
+        if channel == "page-cache-stdlib-rewarmed":  # a runner whose periodic warm-up came after
+            runner = BwrapRunner(seccomp=runner.seccomp,  # the eviction (its first start warms)
+                                 cgroups=runner.cgroup_support.mode != "none")
         pages, error, seconds = page_cache(runner, bot, host_path, sandbox_path, rng)
         return [(f"{seconds / pages * 1e6:.0f}µs", pages, error, seconds)]
     trials = []
@@ -347,7 +353,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bits", type=int, default=48, help="bits per timed trial")
     parser.add_argument("--channels", default="locks,cpu,sysinfo-mem,sysinfo-procs,page-cache,"
-                        "page-cache-stdlib,turn-gap")
+                        "page-cache-stdlib,page-cache-stdlib-rewarmed,turn-gap")
     parser.add_argument("--confinement", choices=("both", "full", "light"), default="both",
                         help="full: syscall filter and seat cgroups on; light: both off")
     parser.add_argument("--seed", type=int, default=7)

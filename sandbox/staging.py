@@ -128,6 +128,41 @@ def staged_bwrap(path: str, base: Path = STAGE_BASE) -> str:
     return str(staged)
 
 
+def staged_libraries(libraries: tuple[tuple[str, str], ...], base: Path = STAGE_BASE) -> str:
+    """A folder holding only ``libraries`` ((path in the sandbox, host source) of one folder),
+    hard-linked (copied across filesystems), to bind instead of the whole host library folder:
+    a seat then reads no library file its runtime does not load, and the worker can keep every
+    page of them in the page cache. Named by the sources' identities (a library upgraded by the
+    host gets a new folder)."""
+    identity = hashlib.sha256()
+    for dest, source in sorted(libraries):
+        info = os.stat(source)
+        identity.update(f"{dest}\0{source}\0{info.st_ino}\0{info.st_size}\0"
+                        f"{info.st_mtime_ns}\n".encode())
+    dest_folder = Path(base) / f"lib-{identity.hexdigest()[:24]}"
+    if dest_folder.is_dir():
+        return str(dest_folder)
+    _make_root(Path(base))
+    partial = Path(base) / f".{dest_folder.name}.partial-{os.getpid()}-{next(_ids)}"
+    try:
+        partial.mkdir(mode=0o755)
+        partial.chmod(0o755)
+        for dest, source in libraries:
+            target = partial / os.path.basename(dest)
+            try:
+                os.link(source, target)
+            except OSError:
+                shutil.copy2(source, target)
+        try:
+            partial.rename(dest_folder)
+        except OSError:
+            if not dest_folder.is_dir():
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return str(dest_folder)
+
+
 def empty_file(base: Path = STAGE_BASE) -> str:
     """An empty, world-readable file to bind over /proc files a seat must not read."""
     path = Path(base) / "empty"

@@ -33,6 +33,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,7 +44,14 @@ from sandbox.procs import pids_of_uid
 from sandbox.runners.base import BotProcess, Limits
 from sandbox.runners.runtimes import TOP_LINKS, HostRuntime, host_runtime
 from sandbox.seccomp import bpf_program
-from sandbox.staging import empty_file, empty_folder, staged_bwrap, staged_folder, warm
+from sandbox.staging import (
+    empty_file,
+    empty_folder,
+    staged_bwrap,
+    staged_folder,
+    staged_libraries,
+    warm,
+)
 from sandbox.uids import UidLease, UidPool
 
 log = logging.getLogger(__name__)
@@ -56,6 +64,8 @@ BOT_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C
 _BWRAP_ENV = {"PATH": "/usr/bin:/bin"}
 #: Processes bwrap itself keeps in the seat (its monitor and the namespace's pid 1).
 _BWRAP_OWN_PROCESSES = 2
+#: How often (seconds) a runner asks its runtimes' files into the page cache again.
+WARM_EVERY_S = 60.0
 
 
 class BwrapUnavailable(RuntimeError):
@@ -122,10 +132,12 @@ def bwrap_argv(
     folder: Path | None = None,
     seccomp_fd: int | None = None,
     meminfo_fd: int | None = None,
+    libraries: dict[str, str] | None = None,
 ) -> list[str]:
     """The full bwrap command line for ``bot`` (its files bound from ``folder``, default
     ``bot.folder``); with ``seccomp_fd`` the syscall filter read from it, with ``meminfo_fd`` a
-    /proc/meminfo read from it."""
+    /proc/meminfo read from it; ``libraries`` maps a host library folder to the folder bound in
+    its place (one holding just the runtime's libraries)."""
     argv = [
         bwrap,
         "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
@@ -144,7 +156,7 @@ def bwrap_argv(
     for dest, source in runtime.files:
         argv += ["--ro-bind", source, dest]
     for lib in runtime.dirs:
-        argv += ["--ro-bind", lib, lib]
+        argv += ["--ro-bind", (libraries or {}).get(lib, lib), lib]
     for hidden in runtime.hidden:
         argv += ["--tmpfs", hidden, "--remount-ro", hidden]
     argv += ["--proc", "/proc"]
@@ -275,11 +287,32 @@ class BwrapRunner:
                 "only, so a seat with several processes can exceed its memory cap",
                 self.cgroup_support.reason,
             )
+        self._libraries: dict[str, dict[str, str]] = {}
+        self._warmed: dict[str, float] = {}
         self.confinement = {
             "seccomp": "on" if seccomp else "off",
             "cgroups": self.cgroup_support.mode,
             "cgroups_reason": self.cgroup_support.reason,
         }
+
+    def runtime_view(self, runtime: HostRuntime) -> dict[str, str]:
+        """The staged library folder bound in place of each host library folder of ``runtime``;
+        every ``WARM_EVERY_S`` the runtime's files are asked into the page cache again, so that
+        a seat finds no cold page of them to signal with (see docs/security.md)."""
+        view = self._libraries.get(runtime.name)
+        if view is None:
+            view = {
+                folder: staged_libraries(tuple(
+                    lib for lib in runtime.libraries if os.path.dirname(lib[1]) == folder))
+                for folder in runtime.lib_dirs
+            }
+            self._libraries[runtime.name] = view
+        now = time.monotonic()
+        if now - self._warmed.get(runtime.name, -WARM_EVERY_S) >= WARM_EVERY_S:
+            self._warmed[runtime.name] = now
+            for folder in (*(d for d in runtime.dirs if d not in view), *view.values()):
+                warm(Path(folder))
+        return view
 
     def start(self, bot: object, limits: Limits | None = None) -> BotProcess:
         if not isinstance(bot, InstalledBot):
@@ -307,7 +340,8 @@ class BwrapRunner:
                 fds.append(_data_fd(bpf_program()))
             fds.append(_data_fd(meminfo(limits)))
             argv = bwrap_argv(self.bwrap, runtime, bot, limits, folder=folder,
-                              seccomp_fd=fds[0] if self.seccomp else None, meminfo_fd=fds[-1])
+                              seccomp_fd=fds[0] if self.seccomp else None, meminfo_fd=fds[-1],
+                              libraries=self.runtime_view(runtime))
             # bwrap reads its arguments from a pipe and runs from a neutral path: the seat's
             # pid 1 (bwrap) then shows no host path in /proc/1/cmdline, exe or maps.
             split = argv.index("--")

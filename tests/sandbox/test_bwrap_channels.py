@@ -339,3 +339,58 @@ def test_partners_share_no_socket_ipc_key_or_access_time(make_bot, seats):
     assert second["abstract"] == "failed: ConnectionRefusedError"  # its own network namespace
     assert second["shm"] == f"errno {errno.ENOENT}"  # its own IPC namespace
     assert first["atime_moved"] is False and second["atime"] == first["atime"]  # read-only bind
+
+
+# --- what bots legitimately use still works -----------------------------------------------------
+
+STDLIB = """
+import importlib
+modules = ["asyncio", "bz2", "concurrent.futures", "ctypes", "curses", "dbm", "decimal",
+           "hashlib", "json", "lzma", "math", "multiprocessing", "random", "readline", "select",
+           "socket", "sqlite3", "ssl", "threading", "uuid", "zlib", "zoneinfo"]
+failed = {}
+for name in modules:
+    try:
+        importlib.import_module(name)
+    except BaseException as exc:
+        failed[name] = repr(exc)
+import multiprocessing, sqlite3, threading
+with multiprocessing.get_context("fork").Pool(2) as pool:  # semaphores live in /dev/shm
+    squares = pool.map(abs, [-1, -2, -3])
+worker = threading.Thread(target=lambda: None)
+worker.start()
+worker.join()
+rows = sqlite3.connect(":memory:").execute("select 40 + 2").fetchall()
+send({"type": "ready", "name": "stdlib", "probe": {"failed": failed, "squares": squares,
+                                                   "rows": rows, "cpus": os.cpu_count()}})
+"""
+
+
+def test_the_standard_library_still_works(make_bot, seats):
+    probe = seats(probe_bot(make_bot, STDLIB),
+                  clock=Clock(hello_ms=20_000, move_ms=500, bank_ms=5000)).hello(hello())["probe"]
+    assert probe["failed"] == {}
+    assert probe["squares"] == [1, 2, 3] and probe["rows"] == [[42]] and probe["cpus"] >= 1
+
+
+NODE = """
+const rl = require("readline").createInterface({ input: process.stdin });
+rl.on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.type !== "hello") return;
+  const hash = require("crypto").createHash("sha256").update("x").digest("hex").slice(0, 8);
+  const zipped = require("zlib").gunzipSync(require("zlib").gzipSync("hello")).toString();
+  setTimeout(() => console.log(JSON.stringify({ type: "ready", name: "node", probe: {
+    hash, zipped, heap: require("v8").getHeapStatistics().heap_size_limit,
+    total: require("os").totalmem() } })), 10);
+});
+"""
+
+
+def test_node_built_ins_still_work(make_bot, seats):
+    session = seats(make_bot(NODE, "bot.js"), clock=Clock(hello_ms=20_000, move_ms=500,
+                                                          bank_ms=5000))
+    probe = session.hello(hello())["probe"]
+    assert probe["hash"] == "2d711642" and probe["zipped"] == "hello"
+    assert probe["total"] == Limits().memory_bytes  # Node reads the seat's cap from /proc/meminfo
+    assert probe["heap"] <= Limits().memory_bytes  # and sizes its heap to it
