@@ -22,6 +22,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 from sandbox.package import InstalledBot
@@ -40,11 +41,21 @@ NEUTRAL_PREFIXES = ("/usr/", "/bin/", "/sbin/", "/opt/")
 _ids = itertools.count()
 
 
+#: A staged bot unused this long (seconds) is removed; the sweep runs at most once an hour.
+STAGE_KEEP_S = 7 * 24 * 3600
+_SWEEP_EVERY_S = 3600
+_last_sweep = 0.0
+
+
 def staged_folder(bot: InstalledBot, root: Path = STAGE_ROOT) -> Path:
-    """The neutral, world-reachable copy of ``bot.folder`` (made on first use)."""
+    """The neutral, world-reachable copy of ``bot.folder`` (made on first use; its mtime marks
+    the last use, and copies unused for ``STAGE_KEEP_S`` are swept)."""
     root = Path(root)
     dest = root / f"{bot.package.sha256}-{bot.package.kind}"
+    sweep(root)
     if dest.is_dir():
+        with contextlib.suppress(OSError):
+            os.utime(dest)  # used now
         return dest
     _make_root(root)
     partial = root / f".{dest.name}.partial-{os.getpid()}-{next(_ids)}"
@@ -58,6 +69,24 @@ def staged_folder(bot: InstalledBot, root: Path = STAGE_ROOT) -> Path:
     finally:
         shutil.rmtree(partial, ignore_errors=True)
     return dest
+
+
+def sweep(root: Path = STAGE_ROOT, keep_s: float = STAGE_KEEP_S, force: bool = False) -> int:
+    """Remove staged bots unused for ``keep_s`` seconds (at most once an hour unless ``force``);
+    the number removed. A seat still running keeps its files (its mount holds them)."""
+    global _last_sweep
+    now = time.time()
+    if not force and now - _last_sweep < _SWEEP_EVERY_S:
+        return 0
+    _last_sweep = now
+    removed = 0
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(root):
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False) and now - entry.stat().st_mtime > keep_s:
+                    shutil.rmtree(entry.path)
+                    removed += 1
+    return removed
 
 
 def _make_root(root: Path) -> None:
