@@ -224,13 +224,16 @@ def _child_setup(
 
 
 def _data_fd(data: bytes) -> int:
-    """A pipe's read end that yields ``data`` then EOF (``data`` must fit the pipe buffer)."""
-    read, write = os.pipe()
+    """A descriptor that yields ``data`` then EOF, for bwrap to read: an in-memory file (a pipe
+    could block the worker once ``data`` outgrows its buffer, as small as 4 KiB)."""
+    fd = os.memfd_create("bwrap-data", os.MFD_CLOEXEC)
     try:
-        os.write(write, data)
-    finally:
-        os.close(write)
-    return read
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def check_reachable(folder: Path) -> None:
