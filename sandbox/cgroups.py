@@ -15,6 +15,7 @@ Django or ``engine``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import signal
@@ -53,7 +54,10 @@ def detect(root: Path = CGROUP_ROOT) -> CgroupSupport:
             probe.rmdir()
         return support
     except OSError as exc:
-        return CgroupSupport("none", f"cannot set up seat cgroups under {root}: {exc}")
+        hint = (" (cgroup v2 enables controllers for children only in a group holding no process:"
+                " in a container, move the worker's processes to a child group first)"
+                if exc.errno == errno.EBUSY else "")
+        return CgroupSupport("none", f"cannot set up seat cgroups under {root}: {exc}{hint}")
 
 
 def _prepare_v2(root: Path) -> CgroupSupport:
