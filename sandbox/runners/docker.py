@@ -38,6 +38,7 @@ from typing import Any
 
 from sandbox.package import InstalledBot
 from sandbox.runners.base import BotProcess, Limits
+from sandbox.runners.bwrap import PROC_MASK_DIRS, PROC_MASKS, meminfo
 from sandbox.runners.runtimes import INTERPRETER_FLAGS
 from sandbox.seccomp import docker_profile
 
@@ -51,6 +52,13 @@ BOT_USER = "1000:1000"
 BOT_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
            "LANG": "C.UTF-8"}
 LABEL = "quatresept.sandbox"
+#: /proc and /sys paths hidden from a seat: Docker's own defaults (the list replaces them) and the
+#: global counters bwrap masks too (another seat's file locks, load, memory and I/O figures).
+MASKED_PATHS = (
+    "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+    "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+    *PROC_MASKS, *PROC_MASK_DIRS,
+)
 #: Names the worker that created a seat's container (``sandbox_owner()``).
 OWNER_LABEL = "quatresept.owner"
 
@@ -72,6 +80,19 @@ def remove_owned_containers(owner: str, client: Any = None) -> int:
         with contextlib.suppress(Exception):
             client.remove_container(container["Id"], force=True)
     return len(found)
+
+
+def _meminfo_file(folder: Path, limits: Limits) -> Path:
+    """A /proc/meminfo showing the seat's cap (bwrap's), in ``folder`` (beside the bots, so the
+    engine reaches it by the same path mapping); written once per cap, read-only."""
+    path = folder / f".meminfo-{limits.memory_bytes}"
+    if not path.exists():
+        with contextlib.suppress(OSError):
+            scratch = folder / f"{path.name}.{os.getpid()}"
+            scratch.write_bytes(meminfo(limits))
+            scratch.chmod(0o444)
+            os.replace(scratch, path)
+    return path
 
 
 class ContainerProcess(BotProcess):
@@ -135,7 +156,11 @@ class DockerRunner:
             )
         ]
         host_config = self.client.create_host_config(
-            binds={self.host_path(bot.folder): {"bind": BOT_DIR, "mode": "ro"}},
+            binds={
+                self.host_path(bot.folder): {"bind": BOT_DIR, "mode": "ro"},
+                self.host_path(_meminfo_file(bot.folder.parent, limits)): {
+                    "bind": "/proc/meminfo", "mode": "ro"},
+            },
             network_mode="none",
             read_only=True,
             tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_bytes},mode=1777"},
@@ -148,9 +173,11 @@ class DockerRunner:
             ulimits=ulimits,
             init=True,
             ipc_mode="private",
+            shm_size=limits.shm_bytes,
             log_config={"type": "none", "config": {}},
             auto_remove=True,
         )
+        host_config["MaskedPaths"] = list(MASKED_PATHS)
         runtime, entry, *args = bot.command
         env = [f"{key}={value}" for key, value in BOT_ENV.items()]
         return {

@@ -25,6 +25,7 @@ import io
 import json
 import subprocess
 import tarfile
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,9 @@ class WarmDockerRunner(DockerRunner):
     def __init__(self, *, size: int = 4, **options: Any) -> None:
         super().__init__(**options)
         self.size = size
+        #: Where this runner's files for the engine live (the seats' /proc/meminfo).
+        self.state = Path(tempfile.mkdtemp(prefix="qs-docker-warm-"))
+        self.state.chmod(0o711)
         self._ready: collections.deque[tuple[str, subprocess.Popen[bytes]]] = collections.deque()
         self._lock = threading.Condition()
         self._closed = False
@@ -110,7 +114,7 @@ class WarmDockerRunner(DockerRunner):
         limits = self.limits
         spec = self._spec_for(limits)
         host = spec["host_config"]
-        host.pop("Binds", None)
+        host["Binds"] = [bind for bind in host["Binds"] if bind.endswith(":/proc/meminfo:ro")]
         host["Tmpfs"][BOT_DIR] = f"rw,nosuid,nodev,size={limits.tmp_bytes},mode=755"
         host["CapAdd"] = ["SETUID", "SETGID"]
         spec["user"] = "0:0"
@@ -118,8 +122,8 @@ class WarmDockerRunner(DockerRunner):
         return spec
 
     def _spec_for(self, limits: Limits) -> dict[str, Any]:
-        class _Stub:
-            folder = Path("/nonexistent")
+        class _Stub:  # the meminfo file goes beside a real folder of the runner's
+            folder = self.state / "none"
             command = ("python3", "main.py")
 
         return self.container_spec(_Stub(), limits)  # type: ignore[arg-type]

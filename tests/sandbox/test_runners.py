@@ -114,7 +114,12 @@ def test_docker_container_spec(make_bot):
     assert host["Memory"] == host["MemorySwap"] == 256 * 2**20
     assert host["PidsLimit"] == 40
     assert host["NanoCpus"] == 10**9
-    assert host["Binds"] == [f"{bot.folder}:/bot:ro"]
+    assert host["Binds"] == [f"{bot.folder}:/bot:ro",
+                             f"{bot.folder.parent}/.meminfo-{256 * 2**20}:/proc/meminfo:ro"]
+    meminfo = (bot.folder.parent / f".meminfo-{256 * 2**20}").read_text()
+    assert meminfo.split()[:3] == ["MemTotal:", "262144", "kB"]  # the seat's cap
+    assert "/proc/locks" in host["MaskedPaths"] and "/proc/kcore" in host["MaskedPaths"]
+    assert host["ShmSize"] == Limits().shm_bytes
     assert host["Tmpfs"]["/tmp"].startswith("rw,nosuid,nodev,size=1048576")
     assert host["LogConfig"]["Type"] == "none"
     assert host["Init"] is True
