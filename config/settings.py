@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "arena",
 ]
@@ -188,7 +189,7 @@ LOGOUT_REDIRECT_URL = "/"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "arena.api.authentication.ArenaTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
@@ -213,15 +214,22 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Upload bots, schedule round-robins, read results, replays and ratings.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc from this site's own static files (drf-spectacular-sidecar): the docs
+    # work with no internet.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "arena.api.schema.document_errors",
+        "arena.api.schema.nullable_items",
     ],
     "ENUM_NAME_OVERRIDES": {
         "VersionStatusEnum": "arena.models.VersionStatus",
         "MatchStatusEnum": "arena.models.MatchStatus",
         "TournamentStatusEnum": "arena.models.TournamentStatus",
+        "PresetEnum": "arena.api.shapes.PRESET_CHOICES",
     },
 }
 

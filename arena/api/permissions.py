@@ -29,7 +29,18 @@ class IsCreatorOrStaff(BasePermission):
         return request.user.is_staff or obj.created_by_id == request.user.pk
 
 
+def viewer_id(request) -> int | None:
+    """The signed-in user's id of the request, or None (anonymous, or no request)."""
+    user = getattr(request, "user", None)
+    return user.pk if user is not None and user.is_authenticated else None
+
+
+def owns(viewer: int | None, owner_id: int | None) -> bool:
+    """The owner-only rule (validation faults and logs, seats' stderr): the viewer is signed in
+    and is the bot's owner. Every owner-only field goes through here."""
+    return viewer is not None and owner_id == viewer
+
+
 def is_owner(request, owner_id: int | None) -> bool:
     """Whether the request's user owns the bot whose owner id is given (for owner-only fields)."""
-    user = getattr(request, "user", None)
-    return bool(user and user.is_authenticated and owner_id == user.pk)
+    return owns(viewer_id(request), owner_id)

@@ -1,7 +1,6 @@
 """The API's routes, mounted at ``/api/``."""
 
 from django.urls import include, path
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from arena.api import views
@@ -13,7 +12,7 @@ router.register("tournaments", views.TournamentViewSet, basename="tournament")
 router.register("matches", views.MatchViewSet, basename="match")
 
 urlpatterns = [
-    path("token/", obtain_auth_token, name="api-token"),
+    path("token/", views.TokenView.as_view(), name="api-token"),
     path("leaderboard/", views.LeaderboardView.as_view(), name="leaderboard"),
     path("", include(router.urls)),
 ]
