@@ -5,10 +5,9 @@ from __future__ import annotations
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.decorators import action
-from rest_framework.exceptions import APIException
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import ValidationError
+from rest_framework.decorators import action
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny, IsAdminUser, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
@@ -19,8 +18,8 @@ from arena.api import serializers as out
 from arena.api.cached import cached_json
 from arena.api.filters import BotFilter, MatchFilter, TournamentFilter, VersionFilter
 from arena.api.pagination import ArenaPagination
-from arena.api.shapes import PRESET_CHOICES, Replay
 from arena.api.permissions import IsCreatorOrStaff, IsOwnerOrReadOnly
+from arena.api.shapes import PRESET_CHOICES, Replay
 from arena.api.throttles import UploadThrottle
 from arena.errors import ArenaError
 from arena.models import Match
@@ -41,15 +40,17 @@ from arena.services.matches import match_requeue
 from arena.services.tournaments import tournament_cancel, tournament_create
 from sandbox.package import MAX_PACKAGE_BYTES
 
+_NO_MATCH = "No Match matches the given query."
+
 
 def _match_id(pk: str | None) -> int:
     """A match id from the URL (404 for anything that is not a positive integer in range)."""
     try:
         match_id = int(pk or "")
     except ValueError:
-        raise Http404 from None
+        match_id = 0
     if not 0 < match_id < 2**63:
-        raise Http404
+        raise Http404(_NO_MATCH)
     return match_id
 
 
@@ -274,7 +275,7 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
     def _one(self, match_id: int) -> dict:
         found = out.match_dicts(match_ids=[match_id], request=self.request)
         if not found:
-            raise Http404("No Match matches the given query.")
+            raise Http404(_NO_MATCH)
         return found[0]
 
     @extend_schema(request=None, responses=out.MatchSerializer)
@@ -298,7 +299,7 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
         match_id = _match_id(pk)
         found = match_replay_record(match_id=match_id)
         if found is None:
-            raise Http404("No Match matches the given query.")
+            raise Http404(_NO_MATCH)
         version, data = found
         if data is None:
             raise Http404("this match has no replay (yet)")
