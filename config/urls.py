@@ -58,7 +58,8 @@ handler500 = server_error
 urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    path("api/redoc/", SpectacularRedocView.as_view(
+        url_name="schema", template_name="arena/api/redoc.html"), name="redoc"),
     path("api/", include("arena.api.urls")),
     path("admin/", admin.site.urls),
     path("health/", health, name="health"),
