@@ -13,6 +13,7 @@ urlpatterns = [
     path("bots/new/", bots.bot_new, name="bot-new"),
     path("bots/<int:pk>/", bots.bot_page, name="bot"),
     path("bots/<int:pk>/versions/", bots.version_new, name="version-new"),
+    path("bots/<int:pk>/versions/live/", bots.bot_versions, name="bot-versions"),
     path("tournaments/", tournaments.tournaments_page, name="tournaments"),
     path("tournaments/new/", tournaments.tournament_new, name="tournament-new"),
     path("tournaments/<int:pk>/", tournaments.tournament_page, name="tournament"),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from arena.models import RefitState
 from arena.selectors.boards import board_list
 from arena.selectors.leaderboard import leaderboard
 from arena.web.present import percent
@@ -15,7 +17,7 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     """``/?preset=pollack`` or ``/?board=quatre-sept{target=41}``."""
     preset = request.GET.get("preset") or "quatre-sept"
     if preset not in PRESETS:
-        preset = "quatre-sept"
+        raise Http404(f"no preset {preset!r}; presets: {', '.join(PRESETS)}")
     board = request.GET.get("board") or None
     rows = leaderboard(preset=preset, board=board)
     for row in rows:
@@ -24,11 +26,16 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
         row["ci_int"] = round(row["ci95"])
     boards = list(board_list())
     current = board or preset
+    board_row = next((b for b in boards if b.key == current), None)
     return render(request, "arena/leaderboard.html", {
         "rows": rows,
         "presets": list(PRESETS),
         "preset": preset,
         "current": current,
         "other_boards": [b for b in boards if b.key not in PRESETS],
-        "board_row": next((b for b in boards if b.key == current), None),
+        "board_row": board_row,
+        # Results wait for the board's next refit (debounced): say so rather than disagree with a
+        # round-robin's standings in silence.
+        "refit_pending": board_row is not None and board_row.state != RefitState.IDLE,
+        "refit_every": settings.ARENA_REFIT_EVERY,
     })
