@@ -69,13 +69,12 @@ def save_token(server: str, token: str) -> Path:
 
 
 def package_bytes(path: Path) -> tuple[str, bytes]:
-    """A bot file as it is, or a folder zipped (its ``bot.json`` manifest at the top)."""
+    """A bot file as it is, or a folder zipped as a package (``bot.json`` or ``main.py`` /
+    ``main.js`` at its top: docs/bots.md); hidden files and ``__pycache__`` left out."""
     if path.is_file():
         return path.name, path.read_bytes()
     if not path.is_dir():
         raise FileNotFoundError(f"{path} is neither a bot file nor a folder")
-    if not (path / "bot.json").is_file():
-        raise FileNotFoundError(f"{path} has no bot.json manifest (docs/bots.md)")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for file in sorted(p for p in path.rglob("*") if p.is_file()):

@@ -25,11 +25,10 @@ def check_replay(replay: dict[str, Any]) -> None:
     try:
         rules = rules_from_dict(replay["rules"])
         seed = replay["seed"]
-        deals = replay["deals"]
         players = [Player(p["bot"], p.get("version")) for p in replay["players"]]
+        seats = replay_seats(replay)
     except (KeyError, TypeError, ValueError) as error:
         raise ReplayMismatch(f"not a replay of format 1: {error}") from error
-    seats = replay_seats(replay)
     outcome = play_match(rules, seats, seed=seed, match_id=replay["match"], players=players)
     rebuilt = outcome.replay
     rebuilt["moves_ms"] = replay.get("moves_ms")
