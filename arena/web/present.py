@@ -83,11 +83,11 @@ def match_row(match: Match, *, bot_id: int | None = None) -> MatchRow:
 
 
 def debug_command(request, row: MatchRow) -> str:
-    """The command line that replays ``row``'s match at home for the bot's first seat against a
-    local program (``python -m arena_cli debug``, docs in the README)."""
+    """The command line that replays ``row``'s match at home for the bot's first seat to a local
+    bot file or folder (``python -m arena_cli debug``, README)."""
     server = request.build_absolute_uri("/").rstrip("/")
     return (f"python -m arena_cli --server {server} debug {row.match.pk} "
-            f"--seat {row.seat if row.seat is not None else 0} -- python3 bot.py")
+            f"--seat {row.seat if row.seat is not None else 0} path/to/your/bot.py")
 
 
 def crosstable_cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -48,7 +48,8 @@ def bot_page(request: HttpRequest, pk: int) -> HttpResponse:
     charts, current = _charts(bot, history)
     rows = [match_row(m, bot_id=bot.pk) for m in bot_recent_matches(bot=bot)]
     if mine:
-        rows = [replace(row, debug=debug_command(request, row)) for row in rows]
+        rows = [replace(row, debug=debug_command(request, row))
+                if row.match.status == "finished" else row for row in rows]
     context.update({
         "current": current,
         "charts": charts,
