@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.runtime.seats import FaultedSeat, SessionSeat
+from arena.runtime.seats import FaultedSeat, SessionSeat, StderrFollower
 from arena.runtime.specs import BotSpec, start_seat
 from engine import Clock, Player, SeatFault, play_match, rules_from_dict
 from engine.check import replay_seats
@@ -84,7 +84,7 @@ class _DebugSeat:
         self.report = report
         self.stop = stop
         self.on_decision = on_decision
-        self._seen_stderr = ""
+        self._stderr = StderrFollower()
 
     def hello(self, message: dict[str, Any]) -> None:
         self.report.sent.append(encode(message))
@@ -110,7 +110,7 @@ class _DebugSeat:
                 fault = f"{error.kind}: {error.detail}"
                 self.local = None
             ms = round((time.perf_counter() - started) * 1000)
-        stderr = self._new_stderr()
+        stderr = self._stderr.new(self.started)
         try:
             played: str | None = self.recorded.turn(message)
         except SeatFault:
@@ -142,16 +142,6 @@ class _DebugSeat:
     def _forward(self, method: str, message: dict[str, Any]) -> None:
         if self.local is not None:
             getattr(self.local, method)(message)
-
-    def _new_stderr(self) -> str:
-        """What the local bot wrote to stderr since the last look (its tail, when it wrapped)."""
-        seat = self.started
-        if not isinstance(seat, SessionSeat):
-            return ""
-        tail = seat.session.stderr_tail
-        new = tail[len(self._seen_stderr):] if tail.startswith(self._seen_stderr) else tail
-        self._seen_stderr = tail
-        return new
 
 
 def debug_match(
