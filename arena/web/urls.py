@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from arena.web.views import accounts, boards, bots, matches, tournaments
+from arena.web.views import accounts, boards, bots, docs, matches, tournaments
 
 app_name = "web"
 
@@ -21,6 +21,7 @@ urlpatterns = [
     path("tournaments/<int:pk>/cancel/", tournaments.tournament_cancel_view,
          name="tournament-cancel"),
     path("matches/<int:pk>/", matches.match_page, name="match"),
+    path("docs/<slug:slug>/", docs.document_page, name="document"),
     path("signup/", accounts.signup, name="signup"),
     path(
         "login/",
