@@ -48,7 +48,7 @@ def _match_id(pk: str | None) -> int:
     try:
         match_id = int(pk or "")
     except ValueError:
-        match_id = 0
+        raise Http404 from None  # not an id at all: DRF's plain "Not found."
     if not 0 < match_id < 2**63:
         raise Http404(_NO_MATCH)
     return match_id
