@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from arena.ownership import owns, viewer_id
+
+__all__ = ["IsCreatorOrStaff", "IsOwnerOrReadOnly", "is_owner", "owns", "viewer_id"]
+
 
 class IsOwnerOrReadOnly(BasePermission):
     """Writes to a bot (new version, retire) only by its owner."""
@@ -27,18 +31,6 @@ class IsCreatorOrStaff(BasePermission):
 
     def has_object_permission(self, request, view, obj) -> bool:
         return request.user.is_staff or obj.created_by_id == request.user.pk
-
-
-def viewer_id(request) -> int | None:
-    """The signed-in user's id of the request, or None (anonymous, or no request)."""
-    user = getattr(request, "user", None)
-    return user.pk if user is not None and user.is_authenticated else None
-
-
-def owns(viewer: int | None, owner_id: int | None) -> bool:
-    """The owner-only rule (validation faults and logs, seats' stderr): the viewer is signed in
-    and is the bot's owner. Every owner-only field goes through here."""
-    return viewer is not None and owner_id == viewer
 
 
 def is_owner(request, owner_id: int | None) -> bool:

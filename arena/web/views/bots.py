@@ -15,6 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from arena.errors import ArenaError
 from arena.models import VersionStatus
+from arena.ownership import owns, viewer_id
 from arena.selectors.activity import bot_faults, bot_rating_history, bot_recent_matches
 from arena.selectors.bots import bot_latest_version, bot_list
 from arena.services.bots import bot_create, bot_version_create
@@ -70,7 +71,7 @@ def _versions_context(request: HttpRequest, bot) -> dict:
     versions = sorted(bot.versions.all(), key=lambda v: -v.number)
     return {
         "bot": bot,
-        "mine": request.user.is_authenticated and request.user.pk == bot.owner_id,
+        "mine": owns(viewer_id(request), bot.owner_id),
         "versions": versions,
         "polling": any(v.status in _OPEN for v in versions),
         "poll_seconds": POLL_SECONDS,
@@ -126,7 +127,7 @@ def bot_new(request: HttpRequest) -> HttpResponse:
 @require_POST
 def version_new(request: HttpRequest, pk: int) -> HttpResponse:
     bot = get_object_or_404(bot_list(), pk=pk)
-    if bot.owner_id != request.user.pk:
+    if not owns(viewer_id(request), bot.owner_id):
         return HttpResponse("only the bot's owner can upload a version", status=403)
     form = VersionUploadForm(request.POST, request.FILES)
     if form.is_valid():
