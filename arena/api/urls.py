@@ -4,7 +4,7 @@ from django.urls import include, path
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
-from arena.api import views
+from arena.api import ladder, views
 
 router = DefaultRouter()
 router.register("bots", views.BotViewSet, basename="bot")
@@ -15,5 +15,7 @@ router.register("matches", views.MatchViewSet, basename="match")
 urlpatterns = [
     path("token/", obtain_auth_token, name="api-token"),
     path("leaderboard/", views.LeaderboardView.as_view(), name="leaderboard"),
+    path("ladders/", ladder.LadderListView.as_view(), name="ladders"),
+    path("ladders/<int:pk>/", ladder.LadderDetailView.as_view(), name="ladder"),
     path("", include(router.urls)),
 ]
