@@ -287,3 +287,18 @@ def test_concurrent_ticks_never_double_a_pairing(board):
     assert Match.objects.filter(status=MatchStatus.QUEUED).count() == 6
     assert LadderPairing.objects.count() == 3
     assert Tournament.objects.get(pk=ladder.tournament_id).matches.count() == 6
+
+
+def test_pages_show_the_ladder_placement_and_bench(ladder, board, client):
+    ladder_tick(ladder_id=ladder.pk)
+    finish({}, np.random.default_rng(3))
+    refit()
+    ladder_tick(ladder_id=ladder.pk)
+    LadderBench.objects.create(ladder=ladder, version=board[2], reason="faulted in 7 of its last 8")
+    page = client.get("/").content.decode()
+    assert "Ladder" in page and "Being placed" in page and "Recent ladder matches" in page
+    assert "faulted in 7 of its last 8" in page
+    bot_page = client.get(f"/bots/{board[0].bot_id}/").content.decode()
+    assert "being placed" in bot_page and "of 30 rated matches" in bot_page
+    benched = client.get(f"/bots/{board[2].bot_id}/").content.decode()
+    assert "faulted in 7 of its last 8" in benched

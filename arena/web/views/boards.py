@@ -6,8 +6,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from arena.selectors.boards import board_list
+from arena.selectors.ladder import ladder_board_summary
 from arena.selectors.leaderboard import leaderboard
-from arena.web.present import percent
+from arena.web.present import match_row, percent
 from engine import PRESETS
 
 
@@ -24,6 +25,11 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
         row["ci_int"] = round(row["ci95"])
     boards = list(board_list())
     current = board or preset
+    ladder = ladder_board_summary(rules_key=current)
+    if ladder is not None:
+        ladder["rows"] = [match_row(m) for m in ladder["matches"]]
+        for row in rows:
+            row["placed"] = row["version"] in ladder["placed"]
     return render(request, "arena/leaderboard.html", {
         "rows": rows,
         "presets": list(PRESETS),
@@ -31,4 +37,5 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
         "current": current,
         "other_boards": [b for b in boards if b.key not in PRESETS],
         "board_row": next((b for b in boards if b.key == current), None),
+        "ladder": ladder,
     })

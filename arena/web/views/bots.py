@@ -15,6 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from arena.errors import ArenaError
 from arena.selectors.activity import bot_faults, bot_rating_history, bot_recent_matches
 from arena.selectors.bots import bot_latest_version, bot_list
+from arena.selectors.ladder import version_ladder_status
 from arena.services.bots import bot_create, bot_version_create
 from arena.web.charts import Point, Series, legend, rating_chart
 from arena.web.forms import BotUploadForm, VersionUploadForm
@@ -48,6 +49,7 @@ def bot_page(request: HttpRequest, pk: int) -> HttpResponse:
         "matches": [match_row(m, bot_id=bot.pk) for m in bot_recent_matches(bot=bot)],
         "faults": list(bot_faults(bot=bot)) if mine else [],
         "form": VersionUploadForm() if mine and not bot.builtin and not bot.retired else None,
+        "ladder_status": version_ladder_status(bot=bot),
     }
     return render(request, "arena/bots/detail.html", context)
 
