@@ -17,7 +17,8 @@ Invariants of ``choose_pairings``: every pairing is two distinct eligible versio
 whose wait passed ``max_wait`` is paired before any other choice; a repeat meeting is worth
 ``VARIETY`` times less per earlier recent meeting (``PLACEMENT_VARIETY`` for a provisional side);
 an owner whose versions took more than their fair share of recent slots is worth
-fair/share times less, and past ``OWNER_CAP`` times it, nothing while another pairing is left. Pure: numpy only; imports nothing of ``arena`` outside ``arena.rating``.
+fair/share times less, and past ``OWNER_CAP`` times it, nothing while another pairing is
+left. Pure: numpy only; imports nothing of ``arena`` outside ``arena.rating``.
 """
 
 from __future__ import annotations
