@@ -33,11 +33,13 @@ FAULT_WINDOW = 10
 
 @dataclass(frozen=True)
 class LadderEntrant:
-    """A version on a ladder: the latest ready version of an active bot, not benched."""
+    """A version on a ladder: the latest ready version of an active bot, not benched; ``ready_at``
+    when it became ready (its upload time where that is unknown)."""
 
     version_id: int
     bot_id: int
     owner_id: int
+    ready_at: datetime | None = None
 
 
 def ladder_entrants(*, ladder: Ladder) -> list[LadderEntrant]:
@@ -57,10 +59,13 @@ def ladder_entrants(*, ladder: Ladder) -> list[LadderEntrant]:
     rows = (
         BotVersion.objects.filter(wanted)
         .exclude(pk__in=benched)
-        .values_list("pk", "bot_id", "bot__owner_id")
+        .values_list("pk", "bot_id", "bot__owner_id", "validated_at", "created_at")
         .order_by("pk")
     )
-    return [LadderEntrant(pk, bot, owner) for pk, bot, owner in rows]
+    return [
+        LadderEntrant(pk, bot, owner, validated or created)
+        for pk, bot, owner, validated, created in rows
+    ]
 
 
 def ladder_open_pairings(*, ladder: Ladder) -> list[LadderPairing]:
@@ -168,8 +173,36 @@ def ladder_board_summary(*, rules_key: str, recent: int = 12) -> dict[str, Any] 
     )
     return {
         "ladder": ladder, "entrants": len(ids), "placing": placing, "matches": matches,
+        "form": ladder_recent_form(ladder=ladder, version_ids=ids),
+        "needed": PROVISIONAL_MATCHES,
         "benched": benched, "placed": {v for v, r in rated.items() if not r.provisional},
     }
+
+
+def ladder_recent_form(
+    *, ladder: Ladder, version_ids: list[int], per_version: int = 6
+) -> dict[int, list[dict[str, Any]]]:
+    """Each version's latest finished ladder matches, newest first: ``match`` (id) and
+    ``outcome`` (``won``, ``lost``, ``draw``), at most ``per_version`` each."""
+    wanted = set(version_ids)
+    rows = (
+        MatchSeat.objects.filter(
+            match__tournament_id=ladder.tournament_id, match__status=MatchStatus.FINISHED,
+            seat__lt=2, version_id__in=version_ids,
+        )
+        .order_by("-match_id")
+        .values_list("match_id", "seat", "version_id", "match__winner")[
+            : 4 * per_version * max(1, len(wanted))
+        ]
+    )
+    form: dict[int, list[dict[str, Any]]] = {v: [] for v in wanted}
+    for match_id, seat, version_id, winner in rows:
+        mine = form[version_id]
+        if len(mine) >= per_version:
+            continue
+        outcome = "draw" if winner is None else "won" if winner == seat else "lost"
+        mine.append({"match": match_id, "outcome": outcome})
+    return form
 
 
 def version_ladder_status(*, bot: Bot) -> list[dict[str, Any]]:

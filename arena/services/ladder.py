@@ -209,7 +209,8 @@ def _choose(
             runaway = bool(fit.perfect[k])
         else:
             provisional, runaway = True, False
-        waited = (now - last[v]).total_seconds() if v in last else None
+        since = last.get(v) or entrant.ready_at
+        waited = (now - since).total_seconds() if since else None
         pool.append(Entrant(v, entrant.owner_id, provisional, runaway, waited))
     in_flight = [(p.version_a_id, p.version_b_id) for p in read.ladder_open_pairings(ladder=ladder)]
     history = History()

@@ -171,8 +171,8 @@ def test_a_new_version_is_placed_against_a_spread_of_opponents(ladder, board, ow
     strength[newcomer.pk] = 1600
     first = ladder_tick(ladder_id=ladder.pk)
     assert any(newcomer.pk in (p.version_a_id, p.version_b_id) for p in first)
-    assert {p.reason for p in first if newcomer.pk in (p.version_a_id, p.version_b_id)} <= {
-        "placement", "waited"}
+    assert {p.reason for p in first if newcomer.pk in (p.version_a_id, p.version_b_id)} == {
+        "placement"}
     opponents = Counter()
     for _ in range(25):
         finish(strength, rng)
@@ -298,6 +298,7 @@ def test_pages_show_the_ladder_placement_and_bench(ladder, board, client):
     page = client.get("/").content.decode()
     assert "Ladder" in page and "Being placed" in page and "Recent ladder matches" in page
     assert "faulted in 7 of its last 8" in page
+    assert 'class="outcome won"' in page and "latest first" in page
     bot_page = client.get(f"/bots/{board[0].bot_id}/").content.decode()
     assert "being placed" in bot_page and "of 30 rated matches" in bot_page
     benched = client.get(f"/bots/{board[2].bot_id}/").content.decode()

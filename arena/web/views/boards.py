@@ -30,6 +30,7 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
         ladder["rows"] = [match_row(m) for m in ladder["matches"]]
         for row in rows:
             row["placed"] = row["version"] in ladder["placed"]
+            row["form"] = ladder["form"].get(row["version"], [])
     return render(request, "arena/leaderboard.html", {
         "rows": rows,
         "presets": list(PRESETS),
