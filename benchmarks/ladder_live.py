@@ -7,10 +7,12 @@ PostgreSQL), Redis when ``REDIS_URL`` is set, one real ``celery -A config worker
 in bubblewrap). Ten uploaded bots of different strength (bot k plays the first legal action with
 probability k/9, else a random one) join the built-ins on the quatre-sept ladder; this script
 ticks the ladder every ``--tick`` seconds (what celery beat does in production). Once every
-version is placed (or ``--warmup`` minutes passed), a new version is uploaded and, at the same
-moment, a user round-robin of four versions is created. Reported: minutes from the upload to the
-new version's first non-provisional rating; worker time (sum of match run times) of ladder
-matches vs the round-robin's while the round-robin ran, and the round-robin's wall time.
+version has its 30 placement matches (or ``--warmup`` minutes passed), a new version is uploaded
+and, at the same moment, a user round-robin of five versions (3 duplicate pairs: 60 matches) is
+created. Reported: minutes from the upload to the new version's first non-provisional rating;
+worker time (match run times, clipped to the window) of ladder, round-robin and validation
+matches while the round-robin ran and from the upload to the placement; the round-robin's wall
+time against its own worker time over the worker's concurrency (its wall time had it run alone).
 
 Run: ``env $(python3 .ci/services.py) nice -n 5 .venv/bin/python benchmarks/ladder_live.py``.
 """
@@ -123,16 +125,18 @@ def main() -> int:
     try:
         time.sleep(3)
         entrants = [b.versions.get().pk for b in bots] + [v.pk for v in builtins.values()]
+        # Warm: every version has its placement matches (a version that lost every one stays
+        # provisional: the ladder's runaway guard stops pulling matches towards it).
         warm = wait(lambda: (rows := board_rows()) and all(
-            v in rows and not rows[v].provisional for v in entrants), args.warmup, "warm-up")
+            v in rows and rows[v].matches >= 30 for v in entrants), args.warmup, "warm-up")
+        provisional_after_warmup = sum(1 for r in board_rows().values() if r.provisional)
         # The upload and a user round-robin at the same moment.
         stronger = BOT.format(skill=1.0).encode() + b"# v2\n"
-        uploaded_at = time.monotonic()
         upload_clock = timezone.now()
         new = bot_version_create(bot=bots[0], filename="mix.py", data=stronger)
         rr = tournament_create(
             created_by=users[1], name="user round-robin", rules={"preset": "quatre-sept"},
-            version_ids=[bots[k].versions.get(number=1).pk for k in (3, 5, 7, 9)], pairs=2,
+            version_ids=[bots[k].versions.get(number=1).pk for k in (1, 3, 5, 7, 9)], pairs=3,
         )
 
         def placed() -> bool:
@@ -140,36 +144,46 @@ def main() -> int:
             return row is not None and not row.provisional
 
         to_place = wait(placed, args.limit, "placing")
-        rr_done = Tournament.objects.get(pk=rr.pk)
-        window_end = rr_done.finished_at or timezone.now()
-        during = Match.objects.filter(
-            status=MatchStatus.FINISHED, started_at__gte=upload_clock,
-            finished_at__lte=window_end,
-        )
+        wait(lambda: Tournament.objects.get(pk=rr.pk).status == "finished", 5, "round-robin")
+        placed_clock = timezone.now()
+        rr_matches = Match.objects.filter(tournament_id=rr.pk, status=MatchStatus.FINISHED)
+        rr_start = min(m.started_at for m in rr_matches)
+        rr_end = max(m.finished_at for m in rr_matches)
 
-        def busy(query) -> float:
-            return sum((m.finished_at - m.started_at).total_seconds()
-                       for m in during.filter(query).only("started_at", "finished_at"))
+        def busy(query, start, end) -> float:
+            """Worker seconds of the matches of ``query`` inside [start, end]."""
+            total = 0.0
+            for m in Match.objects.filter(query, started_at__lt=end, finished_at__gt=start):
+                total += (min(m.finished_at, end) - max(m.started_at, start)).total_seconds()
+            return total
 
-        ladder_s = busy(Q(tournament_id=ladder.tournament_id))
-        user_s = busy(Q(tournament_id=rr.pk))
-        other_s = busy(Q(kind="validation"))
+        kinds = {
+            "ladder": Q(tournament_id=ladder.tournament_id),
+            "round_robin": Q(tournament_id=rr.pk),
+            "validation": Q(kind="validation"),
+        }
+        during = {k: busy(q, rr_start, rr_end) for k, q in kinds.items()}
+        placing = {k: busy(q, upload_clock, placed_clock) for k, q in kinds.items()}
+        rr_alone = during["round_robin"] / args.concurrency
+        row = board_rows().get(new.pk)
         result = {
             "versions_on_ladder": len(entrants) + 1,
             "warmup_s": round(warm, 1),
+            "provisional_after_warmup": provisional_after_warmup,
             "upload_to_placed_min": round(to_place / 60, 2),
-            "new_version_rated_matches": board_rows().get(new.pk).matches
-            if board_rows().get(new.pk) else 0,
+            "new_version_rated_matches": row.matches if row else 0,
+            "new_version_elo": round(row.elo) if row else None,
             "round_robin_matches": rr.matches.count(),
-            "round_robin_wall_s": round((window_end - upload_clock).total_seconds(), 1),
-            "worker_s_ladder": round(ladder_s, 1),
-            "worker_s_round_robin": round(user_s, 1),
-            "worker_s_validation": round(other_s, 1),
-            "ladder_share_while_round_robin_ran": round(
-                ladder_s / max(1e-9, ladder_s + user_s + other_s), 3),
+            "round_robin_wall_s": round((rr_end - rr_start).total_seconds(), 1),
+            "round_robin_wall_if_alone_s": round(rr_alone, 1),
+            "worker_s_during_round_robin": {k: round(v, 1) for k, v in during.items()},
+            "ladder_share_during_round_robin": round(
+                during["ladder"] / max(1e-9, sum(during.values())), 3),
+            "worker_s_upload_to_placed": {k: round(v, 1) for k, v in placing.items()},
+            "ladder_share_upload_to_placed": round(
+                placing["ladder"] / max(1e-9, sum(placing.values())), 3),
             "ladder_matches_total": Match.objects.filter(
                 tournament_id=ladder.tournament_id).count(),
-            "uploaded_at_monotonic": uploaded_at,
         }
         print(json.dumps(result))
     finally:

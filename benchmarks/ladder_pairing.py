@@ -176,7 +176,8 @@ def _plot(runs: dict[str, list[dict]], args: argparse.Namespace) -> None:
     left.legend()
     right.set_xlabel("matches played")
     right.set_ylabel("rank correlation with the truth")
-    right.set_ylim(0.5, 1.0)
+    right.set_xlim(0, 8000)
+    right.set_ylim(0.8, 1.0)
     right.legend()
     fig.suptitle(f"{args.versions} versions, true Elo SD {args.spread:.0f}: "
                  "information-driven vs random pairing (one line per seed)")
