@@ -70,7 +70,7 @@ def run(method: str, seed: int, args: argparse.Namespace) -> dict:
             for k in range(n):
                 if fit is not None and k in fit.ids:
                     x = fit.index(k)
-                    prov = bool(fit.games[x] < PROVISIONAL_MATCHES or fit.perfect[x])
+                    prov = bool(fit.games[x] < PROVISIONAL_MATCHES)
                     runaway = bool(fit.perfect[x])
                 else:
                     prov, runaway = True, False
@@ -143,7 +143,9 @@ def main() -> int:
         print(f"{method:>12}: median matches to ±{args.target:.0f}: {med[method]:.0f}; "
               f"coverage median {statistics.median(covs) if covs else float('nan'):.1%} "
               f"(min {min(covs) if covs else float('nan'):.1%}, "
-              f"pooled {np.mean(covs) if covs else float('nan'):.1%})")
+              f"pooled {np.mean(covs) if covs else float('nan'):.1%}); rank correlation "
+              f"median at 1000 matches {statistics.median(at(o['curve'], 1000) for o in outs):.3f},"
+              f" at 3000 {statistics.median(at(o['curve'], 3000) for o in outs):.3f}")
     saving = 1 - med["information"] / med["random"]
     print(f"information / random: {med['information'] / med['random']:.2f} "
           f"({saving:.0%} fewer matches; goal >= 30%)")

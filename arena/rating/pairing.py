@@ -64,8 +64,9 @@ class Belief:
 
 @dataclass(frozen=True)
 class Entrant:
-    """A version on the ladder. ``waited``: seconds since its last pairing was created (None:
-    never paired); ``runaway``: placed with an all-win or all-loss record (no pull of its own)."""
+    """A version on the ladder. ``provisional``: being placed (fewer than its placement matches);
+    ``runaway``: an all-win or all-loss record, which once placed pulls no matches of its own;
+    ``waited``: seconds since its last pairing was created (None: never)."""
 
     version: Hashable
     owner: Hashable

@@ -34,12 +34,13 @@ FAULT_WINDOW = 10
 @dataclass(frozen=True)
 class LadderEntrant:
     """A version on a ladder: the latest ready version of an active bot, not benched; ``ready_at``
-    when it became ready (its upload time where that is unknown)."""
+    when it became ready (its upload time where that is unknown); ``builtin`` for a built-in."""
 
     version_id: int
     bot_id: int
     owner_id: int
     ready_at: datetime | None = None
+    builtin: bool = False
 
 
 def ladder_entrants(*, ladder: Ladder) -> list[LadderEntrant]:
@@ -59,12 +60,12 @@ def ladder_entrants(*, ladder: Ladder) -> list[LadderEntrant]:
     rows = (
         BotVersion.objects.filter(wanted)
         .exclude(pk__in=benched)
-        .values_list("pk", "bot_id", "bot__owner_id", "validated_at", "created_at")
+        .values_list("pk", "bot_id", "bot__owner_id", "validated_at", "created_at", "builtin")
         .order_by("pk")
     )
     return [
-        LadderEntrant(pk, bot, owner, validated or created)
-        for pk, bot, owner, validated, created in rows
+        LadderEntrant(pk, bot, owner, validated or created, bool(builtin))
+        for pk, bot, owner, validated, created, builtin in rows
     ]
 
 

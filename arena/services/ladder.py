@@ -198,7 +198,10 @@ def _choose(
 ) -> list:
     """The pairings to add: the board refitted now, in-flight pairings, recent history, waits."""
     ids = [e.version_id for e in entrants]
-    owner = {e.version_id: e.owner_id for e in entrants}
+    # Built-ins are the platform's reference points, not a competitor: each its own "owner".
+    owner = {
+        e.version_id: ("builtin", e.bot_id) if e.builtin else e.owner_id for e in entrants
+    }
     fit = fit_ratings(rated_results(rules_key=ladder.rules_key))
     belief = belief_from_fit(fit, ids)
     last = read.ladder_last_paired(ladder=ladder, version_ids=ids)
@@ -207,13 +210,15 @@ def _choose(
         v = entrant.version_id
         if v in fit.ids:
             k = fit.index(v)
-            provisional = bool(fit.games[k] < PROVISIONAL_MATCHES or fit.perfect[k])
+            # Being placed until its placement matches are played; a placed all-win or
+            # all-loss record stays provisional on the board but pulls no matches (runaway).
+            provisional = bool(fit.games[k] < PROVISIONAL_MATCHES)
             runaway = bool(fit.perfect[k])
         else:
             provisional, runaway = True, False
         since = last.get(v) or entrant.ready_at
         waited = (now - since).total_seconds() if since else None
-        pool.append(Entrant(v, entrant.owner_id, provisional, runaway, waited))
+        pool.append(Entrant(v, owner[v], provisional, runaway, waited))
     in_flight = [(p.version_a_id, p.version_b_id) for p in read.ladder_open_pairings(ladder=ladder)]
     history = History()
     for p in read.ladder_recent_pairings(ladder=ladder):

@@ -303,3 +303,26 @@ def test_pages_show_the_ladder_placement_and_bench(ladder, board, client):
     assert "being placed" in bot_page and "of 30 rated matches" in bot_page
     benched = client.get(f"/bots/{board[2].bot_id}/").content.decode()
     assert "faulted in 7 of its last 8" in benched
+
+
+def test_a_placed_all_losing_version_stops_pulling_matches(ladder, board):
+    rng = np.random.default_rng(4)
+    hopeless = board[6]
+    strength = {v.pk: 1500 + 30 * k for k, v in enumerate(board)}
+    strength[hopeless.pk] = -5000  # loses every match
+    placed_at = None
+    for tick in range(60):
+        made = ladder_tick(ladder_id=ladder.pk)
+        finish(strength, rng)
+        played = MatchSeat.objects.filter(
+            version=hopeless, seat__lt=2, match__status=MatchStatus.FINISHED
+        ).count()
+        if placed_at is None and played >= 30:
+            placed_at = tick
+            later = []
+        elif placed_at is not None:
+            later += made
+    assert placed_at is not None
+    assert later  # the others play on
+    theirs = [p for p in later if hopeless.pk in (p.version_a_id, p.version_b_id)]
+    assert len(theirs) <= len(later) / 20, (len(theirs), len(later))
