@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,8 +17,9 @@ from arena.selectors.ladder import ladder_list
 from arena.services.ladder import ladder_configure, ladder_create
 
 
-class ReadOrStaff(BasePermission):
-    """Everyone reads; only staff write."""
+class StaffWrites(BasePermission):
+    """Everyone reads; only staff write (after ``IsAuthenticatedOrReadOnly``, which also tells
+    the schema that reading needs no sign-in)."""
 
     message = "only staff can change the ladders"
 
@@ -63,7 +64,7 @@ def _body(ladder: Ladder) -> dict:
 class LadderListView(APIView):
     """Every ladder (GET); staff add the ladder of a board (POST ``{"rules": {...}}``)."""
 
-    permission_classes = [ReadOrStaff]
+    permission_classes = [IsAuthenticatedOrReadOnly, StaffWrites]
 
     @extend_schema(responses=LadderSerializer(many=True))
     def get(self, request: Request) -> Response:
@@ -83,7 +84,7 @@ class LadderListView(APIView):
 class LadderDetailView(APIView):
     """One ladder (GET); staff pause, resume, cap or deepen it (PATCH)."""
 
-    permission_classes = [ReadOrStaff]
+    permission_classes = [IsAuthenticatedOrReadOnly, StaffWrites]
 
     @extend_schema(responses=LadderSerializer)
     def get(self, request: Request, pk: int) -> Response:
