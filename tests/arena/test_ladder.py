@@ -326,3 +326,21 @@ def test_a_placed_all_losing_version_stops_pulling_matches(ladder, board):
     assert later  # the others play on
     theirs = [p for p in later if hopeless.pk in (p.version_a_id, p.version_b_id)]
     assert len(theirs) <= len(later) / 20, (len(theirs), len(later))
+
+
+def test_operators_add_pause_and_cap_ladders_in_the_admin(client, board):
+    admin = User.objects.create_superuser("root", password="root-password-1")
+    client.force_login(admin)
+    response = client.post("/admin/arena/ladder/add/", {
+        "rules": '{"preset": "quatre-sept", "target": 41}', "max_per_hour": "120",
+        "queue_depth": "0",
+    })
+    assert response.status_code == 302, response.content.decode()[:2000]
+    ladder = Ladder.objects.get(rules_key="quatre-sept{target=41}")
+    assert ladder.max_per_hour == 120 and ladder.tournament.rules_key == ladder.rules_key
+    client.post("/admin/arena/ladder/", {"action": "pause", "_selected_action": [ladder.pk]})
+    ladder.refresh_from_db()
+    assert ladder.paused
+    assert ladder_tick(ladder_id=ladder.pk) == []
+    assert client.get("/admin/arena/ladder/").status_code == 200
+    assert client.get(f"/admin/arena/ladder/{ladder.pk}/change/").status_code == 200
