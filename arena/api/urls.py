@@ -3,7 +3,7 @@
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
-from arena.api import views
+from arena.api import ladder, views
 
 router = DefaultRouter()
 router.register("bots", views.BotViewSet, basename="bot")
@@ -14,5 +14,7 @@ router.register("matches", views.MatchViewSet, basename="match")
 urlpatterns = [
     path("token/", views.TokenView.as_view(), name="api-token"),
     path("leaderboard/", views.LeaderboardView.as_view(), name="leaderboard"),
+    path("ladders/", ladder.LadderListView.as_view(), name="ladders"),
+    path("ladders/<int:pk>/", ladder.LadderDetailView.as_view(), name="ladder"),
     path("", include(router.urls)),
 ]

@@ -8,8 +8,9 @@ from django.shortcuts import render
 
 from arena.models import RefitState
 from arena.selectors.boards import board_list
+from arena.selectors.ladder import ladder_board_summary
 from arena.selectors.leaderboard import leaderboard
-from arena.web.present import percent
+from arena.web.present import match_row, percent
 from engine import PRESETS
 
 
@@ -27,6 +28,12 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     boards = list(board_list())
     current = board or preset
     board_row = next((b for b in boards if b.key == current), None)
+    ladder = ladder_board_summary(rules_key=current)
+    if ladder is not None:
+        ladder["rows"] = [match_row(m) for m in ladder["matches"]]
+        for row in rows:
+            row["placed"] = row["version"] in ladder["placed"]
+            row["form"] = ladder["form"].get(row["version"], [])
     return render(request, "arena/leaderboard.html", {
         "rows": rows,
         "presets": list(PRESETS),
@@ -38,4 +45,5 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
         # round-robin's standings in silence.
         "refit_pending": board_row is not None and board_row.state != RefitState.IDLE,
         "refit_every": settings.ARENA_REFIT_EVERY,
+        "ladder": ladder,
     })

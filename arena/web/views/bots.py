@@ -18,6 +18,7 @@ from arena.models import VersionStatus
 from arena.ownership import owns, viewer_id
 from arena.selectors.activity import bot_faults, bot_rating_history, bot_recent_matches
 from arena.selectors.bots import bot_latest_version, bot_list
+from arena.selectors.ladder import version_ladder_status
 from arena.services.bots import bot_create, bot_version_create
 from arena.web.charts import Point, Series, legend, rating_chart
 from arena.web.forms import BotUploadForm, VersionUploadForm
@@ -57,6 +58,7 @@ def bot_page(request: HttpRequest, pk: int) -> HttpResponse:
         "matches": rows,
         "faults": list(bot_faults(bot=bot)) if mine else [],
         "form": VersionUploadForm() if mine and not bot.builtin and not bot.retired else None,
+        "ladder_status": version_ladder_status(bot=bot),
     })
     return render(request, "arena/bots/detail.html", context)
 
