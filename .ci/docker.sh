@@ -93,6 +93,7 @@ stop_own_engine() {
     for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
     rm -f "$PIDFILE"
+    umount "$RUN/exec/netns/default" 2>/dev/null || true  # dockerd leaves its namespace mounted
 }
 
 OWN=0
