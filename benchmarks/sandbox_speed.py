@@ -95,7 +95,7 @@ def bench_whole_match(root: Path, matches: int) -> dict[str, list[float]]:
     (a benchmark may use every layer, the sandbox package itself may not import ``engine``).
     """
     from arena.runtime.seats import SessionSeat
-    from engine import play_match, rules_for
+    from engine import referee_match, rules_for
 
     source = (Path(__file__).resolve().parents[1] / "examples" / "python" / "bot.py").read_bytes()
     bot = install_package(source, "bot.py", root / "starter")
@@ -105,7 +105,7 @@ def bench_whole_match(root: Path, matches: int) -> dict[str, list[float]]:
         for label, runner, target in _starters(bot):
             start = time.perf_counter()
             seats = [SessionSeat(open_session(runner, target, CLOCK)) for _ in range(4)]
-            outcome = play_match(rules, seats, seed=seed)
+            outcome = referee_match(rules, seats, seed=seed)
             times[label].append(time.perf_counter() - start)
             if outcome.replay["result"]["fault"] is not None:
                 raise RuntimeError(f"{label} match {seed} faulted: {outcome.replay['result']}")

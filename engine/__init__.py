@@ -6,7 +6,7 @@ Pure Python; imports neither Django nor ``sandbox``.
 from engine.actions import action_to_str, parse_action
 from engine.faults import FAULT_KINDS, SeatFault
 from engine.observe import observe
-from engine.referee import Clock, FunctionSeat, MatchOutcome, Player, Seat, play_match
+from engine.referee import AnnouncedClock, FunctionSeat, MatchOutcome, Player, Seat, referee_match
 from engine.replay import REPLAY_FORMAT, build_replay
 from engine.rules import PRESETS, RulesError, RuleSet, parse_option, rules_for, rules_from_dict
 from engine.state import State, deal_state, new_match
@@ -15,7 +15,7 @@ __all__ = [
     "FAULT_KINDS",
     "PRESETS",
     "REPLAY_FORMAT",
-    "Clock",
+    "AnnouncedClock",
     "FunctionSeat",
     "MatchOutcome",
     "Player",
@@ -31,7 +31,7 @@ __all__ = [
     "observe",
     "parse_action",
     "parse_option",
-    "play_match",
+    "referee_match",
     "rules_for",
     "rules_from_dict",
 ]

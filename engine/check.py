@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import card_index
+from engine.cards import parse_card
 from engine.faults import SeatFault
-from engine.referee import Player, play_match
+from engine.referee import Player, referee_match
 from engine.rules import rules_from_dict
 from engine.state import State, new_match
 
@@ -32,7 +32,7 @@ def check_replay(replay: dict[str, Any]) -> None:
     seats = [_ReplaySeat(seat, replay, deals, new_match(rules, seed)) for seat in range(4)]
     for seat in seats:
         seat.others = seats
-    outcome = play_match(rules, seats, seed=seed, match_id=replay["match"], players=players)
+    outcome = referee_match(rules, seats, seed=seed, match_id=replay["match"], players=players)
     rebuilt = outcome.replay
     rebuilt["moves_ms"] = replay.get("moves_ms")
     _compare(replay, rebuilt, "replay")
@@ -161,7 +161,7 @@ def _answer(state: State, deals: list[dict], result: dict, seat: int) -> str | N
         action += " tap"
     elif "slide" in flags:
         action += " slide"
-    card_index(code)
+    parse_card(code)
     return action
 
 

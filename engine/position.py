@@ -58,8 +58,13 @@ class Said(NamedTuple):
     card: int
 
 
-class Fault(NamedTuple):
-    """A seat's failure that forfeited the match."""
+class FaultRecord(NamedTuple):
+    """The record of the seat failure that forfeited a match (``Result.fault``).
+
+    A record, not an exception: the exception a seat raises to the referee is
+    ``engine.faults.SeatFault``; a sandboxed bot's is ``sandbox.BotFault``, which the platform
+    turns into a ``SeatFault`` (``arena/runtime/seats.py``).
+    """
 
     seat: int
     kind: str
@@ -72,7 +77,7 @@ class Result(NamedTuple):
     winner: int | None
     reason: str
     score: tuple[int, int]
-    fault: Fault | None
+    fault: FaultRecord | None
 
 
 class DealRecord(NamedTuple):
@@ -182,4 +187,3 @@ def match_over(state: State, record: DealRecord, result: Result) -> State:
 def add(pair: tuple[int, int], team: int, amount: int) -> tuple[int, int]:
     """``pair`` with ``amount`` added to one team's entry."""
     return (pair[0] + amount, pair[1]) if team == 0 else (pair[0], pair[1] + amount)
-

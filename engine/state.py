@@ -48,7 +48,7 @@ from engine.position import (
     REDEAL_PHASE,
     TRICKS_PER_DEAL,
     DealRecord,
-    Fault,
+    FaultRecord,
     Result,
     Said,
     Table,
@@ -70,7 +70,7 @@ __all__ = [
     "REDEAL_PHASE",
     "TRICKS_PER_DEAL",
     "DealRecord",
-    "Fault",
+    "FaultRecord",
     "Result",
     "Said",
     "State",
@@ -215,7 +215,7 @@ class State(NamedTuple):
         """The match ended by ``seat``'s fault: its team loses, the scores so far are kept."""
         if self.phase == OVER:
             raise ValueError("the match is already over")
-        fault = Fault(seat, kind, detail)
+        fault = FaultRecord(seat, kind, detail)
         record = deal_record(self, self.score, "forfeit")
         result = Result(1 - (seat & 1), "forfeit", self.score, fault)
         return match_over(self, record, result)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from arena.runtime.seats import FaultedSeat, SessionSeat
 from arena.runtime.specs import BotSpec, start_seat
-from engine import Clock, MatchOutcome, Player, RuleSet, play_match
+from engine import AnnouncedClock, MatchOutcome, Player, RuleSet, referee_match
 
 
 @dataclass
@@ -30,13 +30,13 @@ def play_seats(
     seed: int,
     match_id: str,
     players: Sequence[Player],
-    clock: Clock | None = None,
+    clock: AnnouncedClock | None = None,
     backend: str = "bwrap",
 ) -> PlayedMatch:
     """Play a whole match; every process started here has ended when this returns or raises."""
     if len(specs) != 4:
         raise ValueError("a match needs four bots")
-    clock = clock or Clock()
+    clock = clock or AnnouncedClock()
     started = time.perf_counter()
     seats: list[SessionSeat | FaultedSeat] = []
     try:
@@ -46,7 +46,9 @@ def play_seats(
         for seat in seats:
             seat.close()
         raise
-    outcome = play_match(rules, seats, seed=seed, match_id=match_id, players=players, clock=clock)
+    outcome = referee_match(
+        rules, seats, seed=seed, match_id=match_id, players=players, clock=clock
+    )
     play_ms = round((time.perf_counter() - started) * 1000)
     tails = {i: seat.stderr_tail for i, seat in enumerate(seats)}
     for seat, log in outcome.logs.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cards import card_index, mask_from_codes
+from engine.cards import mask_from_codes, parse_card
 from engine.optional.politaine import POLITAINE_POINTS, advance, announceable
 from engine.rules import Politaine, rules_for
 from tests.engine.helpers import deal, finish_deal, hands_from, run
@@ -131,13 +131,13 @@ def test_announceable_needs_the_whole_suit():
 
 
 def test_a_run_advances_pays_and_breaks():
-    th, ah, kh = (card_index(c) for c in ("TH", "AH", "KH"))
+    th, ah, kh = (parse_card(c) for c in ("TH", "AH", "KH"))
     first = Politaine.FIRST_CARD
     run1, bonus, poules = advance(first, None, ((1, th),), 1, th, 0, (0, 0), (0,) * 4)
     assert run1 == (1, 2, 1) and bonus == (0, 0)
     run2, bonus, _ = advance(first, run1, (), 1, ah, 0, bonus, poules)
     assert run2 == (1, 2, 2)
-    done, bonus, _ = advance(first, run2, (), 1, card_index("9H"), 0, bonus, poules)
+    done, bonus, _ = advance(first, run2, (), 1, parse_card("9H"), 0, bonus, poules)
     assert done is None and bonus == (0, POLITAINE_POINTS)
     broken, bonus, _ = advance(first, run2, (), 1, kh, 0, (0, 0), poules)
     assert broken is None and bonus == (0, 0)
