@@ -4,7 +4,8 @@
 
 French-Canadian indices: 10, 9, 1 (ace), R (roi), D (dame), V (valet), 8, 7; suits ♣ ♦ ♥ ♠.
 German: Eichel (C), Schellen (D), Rot (H), Grün (S); Daus (A, drawn with two pips as on real
-decks), Ober (Q), Unter (J), König (K). Card codes never change (``RULES.md``); only the art does.
+decks), Ober (Q), Unter (J), König (K). Card codes never change (``docs/rules.md``); only the
+art does.
 Pure functions, no Django.
 """
 

@@ -1,9 +1,10 @@
 """Property tests over many seeded random matches, per preset and per option.
 
-Every replay is re-checked against RULES.md by ``reference.check_rules`` (written from the rules,
-not from the engine): cards conserved, follow suit, 35 thirds and 11 card points a deal, scores,
-bonuses, melds, low lead, results. The referee enforces legal play (a random seat never faults),
-and a share of the replays are re-checked by ``check_replay``. The bigger sweep is marked slow.
+Every replay is re-checked against docs/rules.md by ``reference.check_rules`` (written from the
+rules, not from the engine): cards conserved, follow suit, 35 thirds and 11 card points a deal,
+scores, bonuses, melds, low lead, results. The referee enforces legal play (a random seat never
+faults), and a share of the replays are re-checked by ``check_replay``. The bigger sweep is marked
+slow.
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ def test_many_random_matches_per_option(preset, options):
 
 
 def test_direct_random_play_reaches_every_end():
-    """Across presets and options, random play ends matches in every way RULES.md names."""
+    """Across presets and options, random play ends matches in every way docs/rules.md names."""
     rng = random.Random(0)
     reasons = set()
     variants = [

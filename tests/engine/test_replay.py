@@ -204,8 +204,8 @@ def test_forfeited_matches_recheck(preset, at):
 
 @pytest.mark.parametrize("seat", range(4))
 def test_a_match_forfeited_at_hello_rechecks(seat):
-    """PROTOCOL.md: a replay holds "everything needed to replay it ... and re-check every rule";
-    RULES.md: a seat whose bot fails forfeits and "the record keeps the seat, the fault"."""
+    """docs/protocol.md: a replay holds "everything needed to replay it card by card and re-check
+    every rule"; docs/rules.md: a bot's fault forfeits, and "the record names the seat"."""
     seats = [BotSeat(make_bot("random")) for _ in range(4)]
     seats[seat] = _FailingSeat("hello")
     replay = referee_match(rules_for("quatre-sept", four_sevens=False), seats, seed=3).replay

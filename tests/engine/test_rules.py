@@ -43,7 +43,7 @@ TABLE = {
     ),
 }
 
-# Every value each option takes (RULES.md's "values" column), one non-default at least.
+# Every value each option takes (docs/rules.md's "values" column), one non-default at least.
 VALUES = {
     "target": [1, 21, 41, 1000],
     "four_sevens": [True, False],

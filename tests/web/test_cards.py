@@ -1,5 +1,5 @@
 """The card faces the project draws: 32 faces and a back per deck, well-formed SVG, the French
-and German names and indices of RULES.md."""
+and German names and indices of docs/rules.md."""
 
 from __future__ import annotations
 
