@@ -151,7 +151,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("four_eights", bool, "four 8s in one hand win the match at the deal"),
     Option("politaine", Politaine, "the 11-point bonus, and when it is announced"),
     Option("redeal", bool, "a hand without T, 9 or A may ask for a new deal"),
-    Option("signals", bool, "`tap`/`slide` signals may go with a card"),
+    Option("signals", bool, "tap and slide signals may go with a card"),
     Option("capot", bool, "a team that takes all 8 tricks of a deal wins the match"),
     Option("eighteen_four", bool, "totals of exactly 18 against exactly 4 win the match"),
     Option(
