@@ -8,17 +8,38 @@ from engine.faults import FAULT_KINDS, SeatFault
 from engine.observe import observe
 from engine.referee import AnnouncedClock, FunctionSeat, MatchOutcome, Player, Seat, referee_match
 from engine.replay import REPLAY_FORMAT, build_replay
-from engine.rules import PRESETS, RulesError, RuleSet, parse_option, rules_for, rules_from_dict
-from engine.state import State, deal_state, new_match
+from engine.rules import (
+    OPTIONS,
+    PRESETS,
+    ClaimOut,
+    Deck,
+    LowLead,
+    Option,
+    Politaine,
+    RulesError,
+    RuleSet,
+    parse_option,
+    rules_for,
+    rules_from_dict,
+)
+from engine.state import FaultRecord, Result, State, deal_state, new_match
 
 __all__ = [
     "FAULT_KINDS",
+    "OPTIONS",
     "PRESETS",
     "REPLAY_FORMAT",
     "AnnouncedClock",
+    "ClaimOut",
+    "Deck",
+    "FaultRecord",
     "FunctionSeat",
+    "LowLead",
     "MatchOutcome",
+    "Option",
     "Player",
+    "Politaine",
+    "Result",
     "RuleSet",
     "RulesError",
     "Seat",
