@@ -60,3 +60,17 @@ def test_rules_doc_carries_the_option_table():
     end = text.index("<!-- end of options table -->")
     table = text[start:end].split("\n", 1)[1].strip()
     assert table == options_table(), "regenerate the table from engine.rules.options_table()"
+
+
+def test_protocol_doc_names_every_fault_decision_and_end():
+    from engine.faults import FAULT_KINDS
+    from engine.position import DECISIONS
+
+    text = (DOCS / "protocol.md").read_text()
+    for kind in FAULT_KINDS:
+        assert f"| `{kind}` |" in text, kind
+    for decision in filter(None, DECISIONS):
+        assert f"| `{decision}` |" in text, decision
+    for reason in ("target", "four-sevens", "four-eights", "capot", "eighteen-four", "claim"):
+        assert f"`{reason}`" in text, reason
+    assert "`forfeit`" in text and "`limit`" in text
