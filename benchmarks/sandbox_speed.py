@@ -180,7 +180,7 @@ def bench_whole_match(root: Path, matches: int) -> dict[str, list[float]]:
     (a benchmark may use every layer, the sandbox package itself may not import ``engine``).
     """
     from arena.runtime.seats import SessionSeat
-    from engine import play_match, rules_for
+    from engine import referee_match, rules_for
 
     bot = _starter_bot(root)
     rules = rules_for("quatre-sept")
@@ -189,7 +189,7 @@ def bench_whole_match(root: Path, matches: int) -> dict[str, list[float]]:
         for label, runner, target in _starters(bot):
             start = time.perf_counter()
             seats = [SessionSeat(open_session(runner, target, CLOCK)) for _ in range(4)]
-            outcome = play_match(rules, seats, seed=seed)
+            outcome = referee_match(rules, seats, seed=seed)
             times[label].append(time.perf_counter() - start)
             if outcome.replay["result"]["fault"] is not None:
                 raise RuntimeError(f"{label} match {seed} faulted: {outcome.replay['result']}")
