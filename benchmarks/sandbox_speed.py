@@ -158,7 +158,7 @@ def bench_warm_back_to_back(root: Path, matches: int) -> list[float]:
     """Seconds per match of ``matches`` whole matches in a row from the pre-started pool, as a
     busy worker plays them: the pool's refill (four container starts a match) runs meanwhile."""
     from arena.runtime.seats import SessionSeat
-    from engine import play_match, rules_for
+    from engine import referee_match, rules_for
 
     bot = _starter_bot(root)
     runner = RUNNERS["docker-warm"]
@@ -167,7 +167,7 @@ def bench_warm_back_to_back(root: Path, matches: int) -> list[float]:
     for seed in range(matches):
         start = time.perf_counter()
         seats = [SessionSeat(open_session(runner, bot, CLOCK)) for _ in range(4)]
-        play_match(rules, seats, seed=seed)
+        referee_match(rules, seats, seed=seed)
         times.append(time.perf_counter() - start)
     return times
 
