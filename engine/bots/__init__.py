@@ -10,8 +10,11 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from engine.bots.expert import ExpertBot
+from engine.bots.expert_v1 import ExpertV1Bot
 from engine.bots.greedy import GreedyBot
 from engine.bots.random_bot import RandomBot
+from engine.bots.rollout import RolloutBot
+from engine.bots.tracker import TrackerBot
 
 
 class Bot(Protocol):
@@ -26,7 +29,14 @@ class Bot(Protocol):
     def notify(self, message: dict[str, Any]) -> None: ...
 
 
-BUILTIN_BOTS: dict[str, type] = {"random": RandomBot, "greedy": GreedyBot, "expert": ExpertBot}
+BUILTIN_BOTS: dict[str, type] = {
+    "random": RandomBot,
+    "greedy": GreedyBot,
+    "expert": ExpertBot,
+    "expert-v1": ExpertV1Bot,
+    "tracker": TrackerBot,
+    "rollout": RolloutBot,
+}
 
 
 def make_bot(name: str) -> Bot:

@@ -25,7 +25,7 @@ VARIANTS = [rules_for(p) for p in PRESETS] + [
 
 
 def test_builtins():
-    assert set(BUILTIN_BOTS) == {"random", "greedy", "expert"}
+    assert {"random", "greedy", "expert", "expert-v1", "tracker", "rollout"} <= set(BUILTIN_BOTS)
     with pytest.raises(ValueError, match="random"):
         make_bot("nobody")
 
