@@ -80,9 +80,9 @@ class RolloutBot:
         candidates: dict[int, int] = {}
         for code in codes:
             card = code & 31
-            if code < 256 and (card not in candidates or code & 32):
-                if not code & (64 | 128):
-                    candidates[card] = code
+            plain = code < 256 and not code & (64 | 128)
+            if plain and (card not in candidates or code & 32):
+                candidates[card] = code
         if len(candidates) == 1:
             return action_to_str(next(iter(candidates.values())))
         totals = dict.fromkeys(candidates.values(), 0.0)

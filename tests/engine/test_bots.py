@@ -53,8 +53,11 @@ def test_bot_answers_from_the_legal_list(name):
     bot.hello({"type": "hello", "seat": 0, "rules": rules.to_dict(), "match": "x"})
     state = new_match(rules, 3)
     message = {
-        "type": "turn", "id": 1, "decision": state.decision,
-        "state": observe(state, state.to_move), "legal": state.legal_strings(),
+        "type": "turn",
+        "id": 1,
+        "decision": state.decision,
+        "state": observe(state, state.to_move),
+        "legal": state.legal_strings(),
     }
     assert bot.act(message) in message["legal"]
 
@@ -74,20 +77,32 @@ def test_bot_program_over_stdin_stdout(name):
     rules = rules_for("quatre-sept", four_sevens=False)
     state = new_match(rules, 5)
     hello = {
-        "type": "hello", "protocol": 1, "seat": state.to_move, "team": state.to_move % 2,
-        "match": "m-1", "rules": rules.to_dict(),
+        "type": "hello",
+        "protocol": 1,
+        "seat": state.to_move,
+        "team": state.to_move % 2,
+        "match": "m-1",
+        "rules": rules.to_dict(),
         "clock": {"hello_ms": 10000, "move_ms": 1000, "bank_ms": 60000},
         "players": ["a", "b", "c", "d"],
     }
     turn = {
-        "type": "turn", "id": 17, "decision": state.decision,
-        "state": observe(state, state.to_move), "legal": state.legal_strings(),
+        "type": "turn",
+        "id": 17,
+        "decision": state.decision,
+        "state": observe(state, state.to_move),
+        "legal": state.legal_strings(),
     }
     match_end = {"type": "match_end", "score": [33, 22], "winner": 0, "reason": "target"}
     lines = "".join(json.dumps(m) + "\n" for m in (hello, turn, match_end))
     done = subprocess.run(
         [sys.executable, "-m", "engine.bots", name],
-        input=lines, capture_output=True, text=True, timeout=30, cwd=ROOT, check=False,
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=ROOT,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     replies = [json.loads(line) for line in done.stdout.splitlines()]
@@ -99,7 +114,11 @@ def test_bot_program_over_stdin_stdout(name):
 
 def test_bot_program_usage():
     done = subprocess.run(
-        [sys.executable, "-m", "engine.bots"], capture_output=True, text=True, timeout=30,
-        cwd=ROOT, check=False,
+        [sys.executable, "-m", "engine.bots"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=ROOT,
+        check=False,
     )
     assert done.returncode != 0
