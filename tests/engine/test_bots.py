@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
+from engine.bots import BUILTIN_BOTS, LOCAL_BOTS, BotSeat, make_bot
 from engine.observe import observe
 from engine.referee import play_match
 from engine.rules import rules_for
@@ -25,7 +25,9 @@ VARIANTS = [rules_for(p) for p in PRESETS] + [
 
 
 def test_builtins():
-    assert {"random", "greedy", "expert", "expert-v1", "tracker", "rollout"} <= set(BUILTIN_BOTS)
+    levels = {f"expert-{n}" for n in range(1, 5)}
+    assert set(BUILTIN_BOTS) == {"random", "greedy", "expert", *levels}
+    assert set(LOCAL_BOTS) == set(BUILTIN_BOTS) | {"expert-v1", "tracker", "rollout"}
     with pytest.raises(ValueError, match="random"):
         make_bot("nobody")
 
