@@ -3,7 +3,8 @@ up to the full expert (``docs/expert.md`` gives each level's measured strength).
 
 A level's budget is counted in sampled deals per decision (``worlds``), so its play replays
 exactly under a fixed seed; the time cap (``move_ms``) is a safety net that binds only on a
-loaded machine. ``expert-4`` is the full ``expert``.
+loaded machine. Levels 1-3 search exactly their budget (no stopping rule, so the budgets stay
+4x apart); ``expert-4`` is the full ``expert``, stopping rule included.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def _level(number: int) -> type[ExpertBot]:
         def __init__(self, seed: int | str | None = None, **options) -> None:
             options.setdefault("worlds", worlds)
             options.setdefault("move_ms", DEFAULT_MS)
+            options.setdefault("adaptive", number == len(LEVEL_WORLDS))
             super().__init__(seed, **options)
 
     Level.__name__ = Level.__qualname__ = f"ExpertLevel{number}"
