@@ -43,6 +43,8 @@ DEFAULT_MISS = 0.3
 DEFAULT_PARTNER_MISS = 0.6
 #: Likelihood factor of a silence a player who says everything would not have kept.
 DEFAULT_QUIET = 0.1
+#: Chance that a rollout move is a random legal card rather than the policy's.
+DEFAULT_EPS = 0.0
 #: Bonus (in win chance, times 1/sqrt(worlds)) of the rollout policy's own choice.
 DEFAULT_PRIOR = 0.057
 
@@ -66,6 +68,7 @@ class ExpertBot:
         prior: float | None = None,
         adaptive: bool | None = None,
         careful: bool | None = None,
+        eps: float | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -82,6 +85,7 @@ class ExpertBot:
         self.prior = option(prior, "EXPERT_PRIOR", DEFAULT_PRIOR, float)
         self.adaptive = option(adaptive, "EXPERT_ADAPTIVE", "1", lambda v: str(v) != "0")
         self.careful = option(careful, "EXPERT_CAREFUL", "1", lambda v: str(v) != "0")
+        self.eps = option(eps, "EXPERT_EPS", DEFAULT_EPS, float)
         self.rng = random.Random(seed)
         self.seat = 0
         self.rules = None
@@ -152,7 +156,7 @@ class ExpertBot:
 
         evaluator = Evaluator(
             self.outlook, self.seat & 1, view.deal, self.exact_cards,
-            list(view.voids) if self.careful else None,
+            list(view.voids) if self.careful else None, self.eps, self.rng,
         )  # fmt: skip
         action, _, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,

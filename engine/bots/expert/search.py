@@ -11,10 +11,11 @@ action with the best mean wins; ties go to the policy's choice.
 from __future__ import annotations
 
 import math
+import random
 import time
 from collections.abc import Callable
 
-from engine.actions import PLAY_LIMIT
+from engine.actions import CLAIM, PLAY_LIMIT
 from engine.cards import SUIT_MASKS
 from engine.state import OVER, PLAY_PHASE, State
 
@@ -30,7 +31,8 @@ class Evaluator:
 
     ``voids``: the public voids at the decision (``View.voids``); with them the rollout policy
     plays carefully and keeps the voids up to date as the rollout goes; ``None`` rolls out with
-    the ``greedy`` policy (the first expert's).
+    the ``greedy`` policy (the first expert's). ``eps``: the chance that a careful rollout
+    plays a uniformly random legal card instead (from ``rng``), against the policy's bias.
     """
 
     def __init__(
@@ -40,7 +42,11 @@ class Evaluator:
         deal: int,
         exact_cards: int = EXACT_CARDS,
         voids: list[int] | None = None,
+        eps: float = 0.0,
+        rng: random.Random | None = None,
     ) -> None:
+        self.eps = eps
+        self.rng = rng or random.Random(0)
         self.outlook = outlook
         self.team = team
         self.deal = deal
@@ -74,8 +80,16 @@ class Evaluator:
             while state[0] != OVER and state[4].deal == deal:
                 state = apply(state, policy_action(state))
             return self.leaf(state)
+        rng = self.rng
+        eps = self.eps
         while state[0] != OVER and state[4].deal == deal:
-            action = policy_action(state, voids)
+            if eps and state[0] == PLAY_PHASE and rng.random() < eps:
+                legal = state.legal()
+                action = legal[rng.randrange(len(legal))]
+                if action == CLAIM:
+                    action = legal[0]
+            else:
+                action = policy_action(state, voids)
             trick = state[3]
             if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
                 voids[state[1]] |= SUIT_MASKS[trick[0] >> 3]
