@@ -12,7 +12,7 @@ from __future__ import annotations
 from engine.bots.expert import DEFAULT_MS, DEFAULT_WORLDS, ExpertBot
 
 #: Sampled deals per decision of each level.
-LEVEL_WORLDS = {1: 1, 2: 4, 3: 16, 4: DEFAULT_WORLDS}
+LEVEL_WORLDS = {1: 1, 2: 6, 3: 24, 4: DEFAULT_WORLDS}
 
 
 def _level(number: int) -> type[ExpertBot]:
