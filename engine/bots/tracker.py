@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import CARD_THIRDS, FULL_DECK, SUIT_MASKS, TNA_MASKS, card_index
+from engine.cards import CARD_THIRDS, FULL_DECK, SUIT_MASKS, TNA_MASKS, parse_card
 
 _MELD_POINTS = {"pollack": 3, "three": 3, "four": 4}
 #: For each card, the mask of the stronger cards of its suit (lower ints rank higher).
@@ -39,7 +39,7 @@ class Knowledge:
         tricks = [(t["leader"], t["cards"]) for t in state["tricks"]]
         tricks.append((state["trick"]["leader"], state["trick"]["cards"]))
         for leader, codes in tricks:
-            cards = [card_index(c) for c in codes]
+            cards = [parse_card(c) for c in codes]
             for i, card in enumerate(cards):
                 self.played |= 1 << card
                 if card >> 3 != cards[0] >> 3:
@@ -50,7 +50,7 @@ class Knowledge:
         for said in state["said"]:
             if said["seat"] != partner or "card" not in said:
                 continue
-            suit = card_index(said["card"]) >> 3
+            suit = parse_card(said["card"]) >> 3
             if said["say"] == "tap":
                 self.hinted |= SUIT_MASKS[suit]
             elif said["say"] == "slide":
@@ -98,7 +98,7 @@ class TrackerBot:
         options: dict[int, list[str]] = {}
         for action in legal:
             if action.startswith("play "):
-                options.setdefault(card_index(action[5:7]), []).append(action)
+                options.setdefault(parse_card(action[5:7]), []).append(action)
         if not options:
             return legal[0]
         card = self._choose(state, Knowledge(state), sorted(options))
@@ -110,7 +110,7 @@ class TrackerBot:
     # -- choosing a card -------------------------------------------------------------------------
 
     def _choose(self, state: dict[str, Any], k: Knowledge, cards: list[int]) -> int:
-        trick = [card_index(c) for c in state["trick"]["cards"]]
+        trick = [parse_card(c) for c in state["trick"]["cards"]]
         leader = state["trick"]["leader"]
         if not trick:
             return self._lead(k, cards)
@@ -181,7 +181,7 @@ def action_code(card: int) -> str:
 def _mask(codes: list[str]) -> int:
     mask = 0
     for code in codes:
-        mask |= 1 << card_index(code)
+        mask |= 1 << parse_card(code)
     return mask
 
 

@@ -14,7 +14,7 @@ from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.signals import master, named_suit
 from engine.bots.expert.view import read_view
 from engine.bots.expert.world import Evidence, ReplayError, replay_world
-from engine.cards import SUIT_MASKS, TNA_MASKS, card_index
+from engine.cards import SUIT_MASKS, TNA_MASKS, parse_card
 from engine.observe import observe
 from engine.referee import referee_match
 from engine.rules import rules_for
@@ -160,7 +160,7 @@ def test_signals_follow_the_convention_and_read_true():
         assert action in message["legal"]
         if action.endswith((" tap", " slide")):
             signals += 1
-            card = card_index(action[5:7])
+            card = parse_card(action[5:7])
             flag = TAP if action.endswith("tap") else SLIDE
             left = state.hands[seat] & ~(1 << card)
             out = (truth[0] | truth[1] | truth[2] | truth[3]) & ~(1 << card)

@@ -9,7 +9,7 @@ from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert_v1 import ExpertV1Bot
 from engine.bots.levels import LEVEL_WORLDS, LEVELS
 from engine.bots.rollout import RolloutBot
-from engine.referee import Clock, play_match
+from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
 
 PRESETS = ["quatre-sept", "politaine", "la-poule", "pollack"]
@@ -29,14 +29,14 @@ def _short(rules):
 def test_tracker_plays_legally_everywhere(rules):
     for seed in range(30):
         seats = [BotSeat(make_bot("tracker" if s % 2 == seed % 2 else "random")) for s in range(4)]
-        outcome = play_match(rules, seats, seed=seed, match_id=f"t{seed}")
+        outcome = referee_match(rules, seats, seed=seed, match_id=f"t{seed}")
         assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
 
 
 @pytest.mark.parametrize("rules", VARIANTS, ids=IDS)
 def test_rollout_plays_legally_everywhere(rules, capsys):
     seats = [BotSeat(RolloutBot(worlds=2) if s % 2 else make_bot("tracker")) for s in range(4)]
-    outcome = play_match(_short(rules), seats, seed=3, match_id="r")
+    outcome = referee_match(_short(rules), seats, seed=3, match_id="r")
     assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
     assert "rollout:" not in capsys.readouterr().err
 
@@ -45,7 +45,7 @@ def test_rollout_plays_legally_everywhere(rules, capsys):
 def test_expert_v1_still_plays_legally(rules, capsys):
     v1 = ExpertV1Bot
     seats = [BotSeat(make_bot("tracker") if s % 2 else v1(worlds=2, move_ms=50)) for s in range(4)]
-    outcome = play_match(_short(rules), seats, seed=4, match_id="v")
+    outcome = referee_match(_short(rules), seats, seed=4, match_id="v")
     assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
     assert "expert-v1:" not in capsys.readouterr().err
 
@@ -67,8 +67,8 @@ def test_low_levels_play_legally_and_replay_exactly(rules, capsys):
         seats = [
             BotSeat(LEVELS["expert-1" if s % 2 else "expert-2"](move_ms=10_000)) for s in range(4)
         ]
-        slow = Clock(move_ms=60_000, bank_ms=10_000_000)
-        outcome = play_match(_short(rules), seats, seed=8, match_id="same", clock=slow)
+        slow = AnnouncedClock(move_ms=60_000, bank_ms=10_000_000)
+        outcome = referee_match(_short(rules), seats, seed=8, match_id="same", clock=slow)
         assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
         return outcome.replay["deals"]
 

@@ -21,8 +21,8 @@ import time
 from typing import Any
 
 from engine.actions import CLAIM, PLAY_LIMIT, SLIDE, TAP, action_to_str, parse_action
-from engine.cards import card_index
 from engine.cards import mask_from_codes as _mask
+from engine.cards import parse_card
 from engine.rules import rules_from_dict
 from engine.state import State
 
@@ -176,7 +176,7 @@ class ExpertBot:
         for said in message["state"]["said"]:
             if said["seat"] == self.seat and said["say"] in ("tap", "slide") and "card" in said:
                 flag = TAP if said["say"] == "tap" else SLIDE
-                told |= 1 << named_suit(flag, card_index(said["card"]))
+                told |= 1 << named_suit(flag, parse_card(said["card"]))
         hands = world.hands
         out = hands[0] | hands[1] | hands[2] | hands[3]
         flag = choose_signal(action & 31, hands[self.seat], out, told)

@@ -132,7 +132,7 @@ def _signal_facts(view: View, said: list[dict[str, Any]]) -> None:
         flag = _FLAGS.get(entry["say"], 0)
         if entry["seat"] != partner or flag not in (TAP, SLIDE) or "card" not in entry:
             continue
-        card = card_index(entry["card"])
+        card = parse_card(entry["card"])
         at = order.get((entry["trick"], card))
         if at is None:
             continue
