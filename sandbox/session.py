@@ -9,13 +9,13 @@ breach of the protocol raises ``BotFault``; after the first, every call raises t
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, NoReturn
 
 from sandbox.channel import Channel, ChannelClosed, ChannelTimeout, LineTooLong
 from sandbox.faults import BotFault
 from sandbox.protocol import MAX_LINE_BYTES, Clock, encode
+from sandbox.replies import BadReply, decode_reply
 from sandbox.runners.base import BotProcess, Limits, Runner
 
 #: Grace between closing stdin at the end and killing the tree.
@@ -92,13 +92,15 @@ class BotSession:
             self.bank_left_ms = max(0.0, self.bank_left_ms - elapsed_ms)
             self.moves_ms.append(round(elapsed_ms))
         reply = self._parse(line, what)
-        if reply.get("id") != turn_id or isinstance(reply.get("id"), bool):
-            self._raise("illegal", f"the reply to {what} has id {reply.get('id')!r}, not {turn_id}")
+        reply_id = reply.get("id")
+        if type(reply_id) is not int or reply_id != turn_id:
+            self._raise("illegal", f"the reply to {what} has id {_brief(reply_id)}, not {turn_id}")
         action = reply.get("action")
         if not isinstance(action, str) or action not in legal:
             shown = ", ".join(repr(a) for a in legal[:8]) + (", ..." if len(legal) > 8 else "")
             self._raise(
-                "illegal", f"action {action!r} for {what} is not one of the legal actions [{shown}]"
+                "illegal",
+                f"action {_brief(action)} for {what} is not one of the legal actions [{shown}]",
             )
         return action  # type: ignore[return-value]
 
@@ -203,15 +205,11 @@ class BotSession:
             )
 
     def _parse(self, line: bytes, what: str) -> dict[str, Any]:
+        """The reply as a dict; anything ``decode_reply`` refuses is the bot's protocol fault."""
         try:
-            reply = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError:
-            self._raise("protocol", f"the reply to {what} is not UTF-8: {_show(line)}")
-        except json.JSONDecodeError as exc:
-            self._raise("protocol", f"the reply to {what} is not JSON ({exc.msg}): {_show(line)}")
-        if not isinstance(reply, dict):
-            self._raise("protocol", f"the reply to {what} must be a JSON object: {_show(line)}")
-        return reply
+            return decode_reply(line)
+        except BadReply as error:
+            self._raise("protocol", f"the reply to {what} is refused: {error}: {_show(line)}")
 
     def _crashed(self, when: str) -> NoReturn:
         code = self.process.wait_exit(_EXIT_WAIT_S)
@@ -223,6 +221,12 @@ class BotSession:
         self._channel.drain(0)
         self._fault = BotFault(kind, detail, self._channel.stderr_tail())
         raise self._fault
+
+
+def _brief(value: object, limit: int = 120) -> str:
+    """``repr(value)`` cut to ``limit`` characters (a reply's field may be 64 KiB)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _show(data: bytes, limit: int = 120) -> str:
