@@ -13,7 +13,8 @@ Environment variables:
   ARENA_REDIS_PREFIX (before every Redis key),
   ARENA_MATCH_TIME_LIMIT (s), ARENA_STUCK_AFTER (s),
   ARENA_VISIBILITY_TIMEOUT (s, Redis: when an unacknowledged match goes back to the queue),
-  ARENA_UPLOAD_RATE (e.g. 30/hour), ARENA_BOT_CACHE (unpacked bots), CELERY_EAGER (1: run tasks
+  ARENA_UPLOAD_RATE (e.g. 30/hour), ARENA_MATCH_ATTEMPTS, ARENA_PLATFORM_RETRY_DELAY (s),
+  ARENA_BOT_CACHE (unpacked bots), CELERY_EAGER (1: run tasks
   in-process, for tests and demos without a worker).
 Must not import ``arena``.
 """
@@ -239,6 +240,11 @@ ARENA_MATCH_TIME_LIMIT = int(os.environ.get("ARENA_MATCH_TIME_LIMIT", "600"))
 ARENA_STUCK_AFTER = int(os.environ.get("ARENA_STUCK_AFTER", str(3 * ARENA_MATCH_TIME_LIMIT)))
 #: Bot uploads (new bots and new versions) per user.
 ARENA_UPLOAD_RATE = os.environ.get("ARENA_UPLOAD_RATE", "60/hour")
+# A match the platform itself could not play (not a bot's fault) is started at most this many times
+# in all, the next start this many seconds after a failure; then it is void (failed, counts for
+# nobody): docs/security.md.
+ARENA_MATCH_ATTEMPTS = int(os.environ.get("ARENA_MATCH_ATTEMPTS", "3"))
+ARENA_PLATFORM_RETRY_DELAY = int(os.environ.get("ARENA_PLATFORM_RETRY_DELAY", "30"))
 #: Least time between two refits of one rating board, in seconds: results arriving meanwhile wait
 #: for the next refit (each refit reads and fits every result of its board).
 ARENA_REFIT_EVERY = int(os.environ.get("ARENA_REFIT_EVERY", "30"))
