@@ -13,6 +13,7 @@ import time
 from typing import Any, NoReturn
 
 from sandbox.channel import Channel, ChannelClosed, ChannelTimeout, LineTooLong
+from sandbox.clocks import BACKSTOP_FACTOR, DecisionMeter, PlatformTimeout
 from sandbox.faults import BotFault
 from sandbox.protocol import MAX_LINE_BYTES, Clock, encode
 from sandbox.replies import BadReply, decode_reply
@@ -39,6 +40,8 @@ class BotSession:
         self.moves_ms: list[int] = []
         self._channel = Channel(*process.fds())
         self._fault: BotFault | None = None
+        self._platform_fault: PlatformTimeout | None = None
+        self._meter = DecisionMeter(process.pid, process.host_uid)
         self._closed = False
         self._greeted = False
 
@@ -50,11 +53,11 @@ class BotSession:
         if self._greeted:
             raise RuntimeError("hello was already sent")
         self._greeted = True
-        start = time.monotonic()
-        deadline = start + self.clock.hello_ms / 1000
-        self._send(message, deadline, "hello")
+        self._meter.start()
+        limit_s = self.clock.hello_ms / 1000
+        self._send(message, self._meter.started + limit_s, "hello")
         detail = f"no ready reply within hello_ms={self.clock.hello_ms}"
-        line = self._read(deadline, "hello", detail)
+        line = self._read_metered(limit_s, "hello", detail)
         reply = self._parse(line, "hello")
         if reply.get("type") != "ready":
             self._raise(
@@ -74,7 +77,9 @@ class BotSession:
         self._check_unsolicited()
         move_ms = self.clock.move_ms
         limit_ms = min(move_ms, self.bank_left_ms)
-        start = time.monotonic()
+        meter = self._meter
+        meter.start()
+        start = meter.started
         deadline = start + limit_ms / 1000
         what = f"turn {turn_id}"
         if limit_ms < move_ms:
@@ -86,10 +91,11 @@ class BotSession:
             timeout_detail = f"no reply to {what} within move_ms={move_ms}"
         try:
             self._send(message, deadline, what, timeout_detail)
-            line = self._read(deadline, what, timeout_detail)
+            line = self._read_metered(limit_ms / 1000, what, timeout_detail)
         finally:
             elapsed_ms = (time.monotonic() - start) * 1000
-            self.bank_left_ms = max(0.0, self.bank_left_ms - elapsed_ms)
+            charged_ms = meter.charged_cheap() * 1000
+            self.bank_left_ms = max(0.0, self.bank_left_ms - charged_ms)
             self.moves_ms.append(round(elapsed_ms))
         reply = self._parse(line, what)
         reply_id = reply.get("id")
@@ -124,7 +130,7 @@ class BotSession:
         self._closed = True
         try:
             self._channel.close_stdin()
-            if self._fault is None:
+            if self._fault is None and self._platform_fault is None:
                 deadline = time.monotonic() + CLOSE_GRACE_S
                 while self.process.poll() is None and time.monotonic() < deadline:
                     left = max(0.0, deadline - time.monotonic())
@@ -163,6 +169,8 @@ class BotSession:
     def _check_open(self, message: dict[str, Any], expected: str) -> None:
         if self._fault is not None:
             raise self._fault
+        if self._platform_fault is not None:
+            raise self._platform_fault
         if self._closed:
             raise RuntimeError("the session is closed")
         if not isinstance(message, dict):
@@ -191,11 +199,37 @@ class BotSession:
         except ChannelTimeout:
             self._raise("timeout", timeout_detail or f"{what}: the bot is not reading its stdin")
 
-    def _read(self, deadline: float, what: str, timeout_detail: str) -> bytes:
+    def _read_metered(self, limit_s: float, what: str, timeout_detail: str) -> bytes:
+        """The reply, while the decision's charged time (``sandbox.clocks``) is under ``limit_s``.
+        The bot's ``timeout`` once it is not; ``PlatformTimeout`` if the wall-clock backstop
+        passes first (the host kept the bot off the CPU)."""
+        meter = self._meter
+        backstop = meter.started + limit_s * BACKSTOP_FACTOR
+        deadline = min(meter.lazy_deadline(), meter.started + limit_s)
+        while True:
+            try:
+                return self._read(deadline, what)
+            except ChannelTimeout:
+                pass
+            meter.begin_metering()
+            charged = meter.charged()
+            if charged >= limit_s:
+                self._raise("timeout", f"{timeout_detail} ({meter.describe()})")
+            now = time.monotonic()
+            if now >= backstop:
+                self._channel.drain(0)
+                self._platform_fault = PlatformTimeout(
+                    f"{what}: the host kept the bot off the CPU: {charged * 1000:.0f} ms of its "
+                    f"{limit_s * 1000:.0f} ms used after {BACKSTOP_FACTOR:g} times that on the "
+                    f"wall clock ({meter.describe()})"
+                )
+                raise self._platform_fault
+            deadline = min(backstop, now + max(limit_s - charged, 0.05))
+
+    def _read(self, deadline: float, what: str) -> bytes:
+        """One line by ``deadline``; ``ChannelTimeout`` passes through to the caller."""
         try:
             return self._channel.read_line(deadline)
-        except ChannelTimeout:
-            self._raise("timeout", timeout_detail)
         except ChannelClosed:
             self._crashed(f"before replying to {what}")
         except LineTooLong:
