@@ -12,11 +12,13 @@ played again), never the bot's.
 
 Invariants: ``charged <= wall`` is not assumed (a bot with many busy threads is charged all their
 CPU); the threads of the tree counted are those seen when the meter started, plus any found later
-(their CPU counts, their waiting does not: a fork cannot buy time). Only slow decisions pay for
-this: the meter starts ``LAZY_S`` after the request (the first ``LAZY_S`` are charged as wall
-time), so a quick reply costs no ``/proc`` read at all. Without ``schedstat`` (a kernel without
-``CONFIG_SCHED_INFO``, or Docker, where the bot is no descendant of the worker) the charged time is
-the wall time, as before. This module must not import Django or ``engine``.
+(their CPU counts, their waiting does not: a fork cannot buy time). The tree's processes are
+looked up (a scan of /proc) until the bot has answered ``hello``, then kept: a process forked later
+is not seen, which can only make the clock stricter (its waiting is never credited). Only slow
+decisions pay for this: the meter starts ``LAZY_S`` after the request (the first ``LAZY_S`` are
+charged as wall time), so a quick reply costs no ``/proc`` read at all. Without ``schedstat`` (a
+kernel without ``CONFIG_SCHED_INFO``, or Docker, where the bot is no descendant of the worker) the
+charged time is the wall time, as before. This module must not import Django or ``engine``.
 """
 
 from __future__ import annotations
@@ -131,6 +133,10 @@ class DecisionMeter:
         self.started = 0.0
         self._metered_at: float | None = None
         self._pids: list[int] = []
+        #: Look for the tree's processes again at every check (a scan of /proc, milliseconds):
+        #: while the bot starts (hello); afterwards the tree found then is kept (threads are
+        #: still found anew), which only makes the clock stricter for a bot that forks later.
+        self.rescan = True
         self._base: TaskTimes | None = None
         self._host: dict[str, float] = {}
         self.last: dict[str, float] = {}
@@ -150,19 +156,20 @@ class DecisionMeter:
         if self._metered_at is not None:
             return
         self._metered_at = time.monotonic()
-        self._pids = tree_pids(self.root, self.uid)
+        if self.rescan or not self._pids:
+            self._pids = tree_pids(self.root, self.uid)
         self._base = task_times(self._pids)
         self._host = host_state()
 
     def charged(self, *, rescan: bool = True) -> float:
         """The seconds charged to the bot so far in this decision (see the module's docstring);
-        ``rescan`` looks for processes the tree started since (a scan of /proc)."""
+        ``rescan`` looks for processes the tree started since (while ``self.rescan``)."""
         now = time.monotonic()
         wall = now - self.started
         if self._metered_at is None or self._base is None:
             self.last = {"wall_s": wall}
             return wall
-        if rescan:
+        if rescan and self.rescan:
             self._pids = tree_pids(self.root, self.uid)
         times = task_times(self._pids)
         if times is None:

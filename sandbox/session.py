@@ -58,6 +58,7 @@ class BotSession:
         self._send(message, self._meter.started + limit_s, "hello")
         detail = f"no ready reply within hello_ms={self.clock.hello_ms}"
         line = self._read_metered(limit_s, "hello", detail)
+        self._meter.rescan = False  # the bot is up: its process tree is known
         reply = self._parse(line, "hello")
         if reply.get("type") != "ready":
             self._raise(
