@@ -165,3 +165,17 @@ def test_a_bot_starved_past_the_backstop_is_the_platforms_failure(start, hogs):
     assert "kept the bot off the CPU" in str(raised.value) and "load1=" in str(raised.value)
     with pytest.raises(PlatformTimeout):  # the session stays failed; close ends it at once
         session.turn(turn(2))
+
+
+def test_a_starved_bot_in_bwrap_does_not_lose_on_time(run_in_bwrap, hogs):
+    """The same in the real sandbox: the meter finds the seat's tree (bwrap, its pid 1, the bot)
+    under the seat's own uid."""
+    session = run_in_bwrap(BURN_THEN_REPLY, clock=CLOCK)
+    session.hello(hello())
+    _pin(session, hogs)
+    assert len(tree_pids(session.process.pid, session.process.host_uid)) >= 3
+    try:
+        assert session.turn(turn(1)) == "play TH"
+    except PlatformTimeout:  # the host was busier still: the platform's failure, not the bot's
+        return
+    assert session.moves_ms[-1] > MOVE_MS and session.fault is None
