@@ -16,9 +16,11 @@ CPU); the threads of the tree counted are those seen when the meter started, plu
 looked up (a scan of /proc) until the bot has answered ``hello``, then kept: a process forked later
 is not seen, which can only make the clock stricter (its waiting is never credited). Only slow
 decisions pay for this: the meter starts ``LAZY_S`` after the request (the first ``LAZY_S`` are
-charged as wall time), so a quick reply costs no ``/proc`` read at all. Without ``schedstat`` (a
-kernel without ``CONFIG_SCHED_INFO``, or Docker, where the bot is no descendant of the worker) the
-charged time is the wall time, as before. This module must not import Django or ``engine``.
+charged as wall time; half of ``hello_ms`` for ``hello``), so a quick reply costs no ``/proc`` read
+at all; the tree's first lookup (a /proc scan) is paid once per seat, at its first slow decision.
+Without ``schedstat`` (a kernel without ``CONFIG_SCHED_INFO``, or Docker, where the bot is no
+descendant of the worker) the charged time is the wall time, as before. This module must not
+import Django or ``engine``.
 """
 
 from __future__ import annotations
@@ -146,9 +148,11 @@ class DecisionMeter:
         self._metered_at = None
         self._base = None
 
-    def lazy_deadline(self) -> float:
-        """When the meter should start if no reply came by then."""
-        return self.started + LAZY_S
+    def lazy_deadline(self, limit_s: float) -> float:
+        """When the meter should start if no reply came by then: ``LAZY_S`` into a decision, half
+        the limit into ``hello`` (while ``rescan``: the bot is starting, and looking up its tree
+        costs a scan of /proc that would delay a quick start)."""
+        return self.started + (limit_s / 2 if self.rescan else LAZY_S)
 
     def begin_metering(self) -> None:
         """Take the baseline (the tree, its threads' times, the host's steal): once per slow

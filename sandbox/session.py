@@ -206,7 +206,7 @@ class BotSession:
         passes first (the host kept the bot off the CPU)."""
         meter = self._meter
         backstop = meter.started + limit_s * BACKSTOP_FACTOR
-        deadline = min(meter.lazy_deadline(), meter.started + limit_s)
+        deadline = min(meter.lazy_deadline(limit_s), meter.started + limit_s)
         while True:
             try:
                 return self._read(deadline, what)
