@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from arena.models import Match, MatchStatus
+from arena.models import Match, MatchStatus, TournamentStatus
 from arena.services.matches import match_fail
 
 log = logging.getLogger(__name__)
@@ -26,13 +26,14 @@ log = logging.getLogger(__name__)
 def match_platform_failure(*, match_id: int, error: BaseException) -> bool:
     """running → queued again (its task sent after ``ARENA_PLATFORM_RETRY_DELAY`` seconds) while
     the match has been started fewer than ``ARENA_MATCH_ATTEMPTS`` times; otherwise running →
-    failed, void. True if it was queued again; False if it is void (or not running)."""
+    failed, void (at once if its round-robin was cancelled meanwhile). True if it was queued
+    again; False if it is void (or not running)."""
     cause = f"{type(error).__name__}: {error}"[:2000]
     limit = settings.ARENA_MATCH_ATTEMPTS
     with transaction.atomic():
         again = Match.objects.filter(
             pk=match_id, status=MatchStatus.RUNNING, attempts__lt=limit
-        ).update(
+        ).exclude(tournament__status=TournamentStatus.CANCELLED).update(
             status=MatchStatus.QUEUED, started_at=None,
             failure=f"attempt failed at {timezone.now():%Y-%m-%d %H:%M:%S} UTC, played again: "
             f"{cause}",
