@@ -10,6 +10,7 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from arena.api.filters import MAX_ID
 from arena.api.permissions import is_owner
 from arena.models import Bot, BotVersion, Match, MatchSeat, Tournament
 from arena.selectors.bots import bot_latest_version
@@ -37,7 +38,9 @@ class TournamentCreateInput(serializers.Serializer):
     rules = serializers.DictField(
         help_text='{"preset": "quatre-sept", ...options}: a preset and any options to change'
     )
-    versions = serializers.ListField(child=serializers.IntegerField(), min_length=2)
+    versions = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), min_length=2
+    )
     pairs = serializers.IntegerField(
         min_value=1, help_text="duplicate pairs per pairing (2 matches each)"
     )

@@ -29,3 +29,30 @@ def test_a_hostile_integer_is_a_client_error_never_a_500(template):
         response = client.get(template.format(n=number))
         assert response.status_code < 500, (template, number, response.status_code)
         assert response.status_code in (200, 400, 404), (template, number)
+
+
+def test_hostile_integers_in_a_round_robin_request_are_a_400(alice, client_for):
+    api = client_for(alice)
+    for body in (
+        {"versions": [int(HUGE), 1], "pairs": 1},
+        {"versions": [-int(HUGE), 1], "pairs": 1},
+        {"versions": [1, 2], "pairs": int(HUGE)},
+        {"versions": [1, 2], "pairs": 2**63},
+    ):
+        response = api.post("/api/tournaments/", {"name": "x", "rules": {"preset": "pollack"},
+                                                  **body}, format="json")
+        assert response.status_code == 400, (body, response.status_code)
+
+
+def test_hostile_integers_in_the_round_robin_form_are_refused(alice):
+    client = Client(raise_request_exception=False)
+    client.force_login(alice)
+    for versions in ([HUGE, "1"], ["-" + HUGE, "1"], ["1e400", "1"]):
+        response = client.post("/tournaments/new/", {
+            "name": "x", "preset": "pollack", "pairs": "1", "versions": versions,
+        })
+        assert response.status_code == 200, (versions, response.status_code)  # the form again
+    response = client.post("/tournaments/new/", {
+        "name": "x", "preset": "pollack", "pairs": HUGE, "versions": ["1", "2"],
+    })
+    assert response.status_code == 200
