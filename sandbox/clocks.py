@@ -13,8 +13,9 @@ played again), never the bot's.
 Invariants: ``charged <= wall`` is not assumed (a bot with many busy threads is charged all their
 CPU); the threads of the tree counted are those seen when the meter started, plus any found later
 (their CPU counts, their waiting does not: a fork cannot buy time). The tree's processes are
-looked up (a scan of /proc) until the bot has answered ``hello``, then kept: a process forked later
-is not seen, which can only make the clock stricter (its waiting is never credited). Only slow
+read from the seat's cgroup at every check when it has one (one file); otherwise they are looked
+up (a scan of /proc) until the bot has answered ``hello``, then kept: a process forked later is not
+seen, which can only make the clock stricter (its waiting is never credited). Only slow
 decisions pay for this: the meter starts ``LAZY_S`` after the request (the first ``LAZY_S`` are
 charged as wall time; half of ``hello_ms`` for ``hello``), so a quick reply costs no ``/proc`` read
 at all; the tree's first lookup (a /proc scan) is paid once per seat, at its first slow decision.
@@ -28,6 +29,7 @@ from __future__ import annotations
 import os
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 #: The wall-clock backstop, in multiples of the decision's limit.
@@ -129,9 +131,14 @@ class DecisionMeter:
     known). ``start()`` at the request; ``charged()`` whenever the channel's wait ends without a
     reply; ``charged_cheap()`` at a reply."""
 
-    def __init__(self, root: int, uid: int | None = None) -> None:
+    def __init__(
+        self, root: int, uid: int | None = None, members: Callable[[], list[int]] | None = None
+    ) -> None:
         self.root = root
         self.uid = uid
+        #: The seat's processes read cheaply (its cgroup's ``cgroup.procs``), if it has a cgroup:
+        #: then they are looked up at every check, forks included.
+        self.members = members
         self.started = 0.0
         self._metered_at: float | None = None
         self._pids: list[int] = []
@@ -160,8 +167,8 @@ class DecisionMeter:
         if self._metered_at is not None:
             return
         self._metered_at = time.monotonic()
-        if self.rescan or not self._pids:
-            self._pids = tree_pids(self.root, self.uid)
+        if self.rescan or self.members is not None or not self._pids:
+            self._pids = self._lookup()
         self._base = task_times(self._pids)
         self._host = host_state()
 
@@ -173,8 +180,8 @@ class DecisionMeter:
         if self._metered_at is None or self._base is None:
             self.last = {"wall_s": wall}
             return wall
-        if rescan and self.rescan:
-            self._pids = tree_pids(self.root, self.uid)
+        if rescan and (self.rescan or self.members is not None):
+            self._pids = self._lookup()
         times = task_times(self._pids)
         if times is None:
             self.last = {"wall_s": wall}
@@ -186,6 +193,14 @@ class DecisionMeter:
         charged = unmetered + max(cpu, (now - self._metered_at) - waited)
         self.last = {"wall_s": wall, "cpu_s": cpu, "waited_s": waited, "charged_s": charged}
         return charged
+
+    def _lookup(self) -> list[int]:
+        """The seat's processes: its cgroup's members (and the root) if known, else a /proc scan."""
+        if self.members is not None:
+            found = self.members()
+            if found:
+                return [self.root, *(pid for pid in found if pid != self.root)]
+        return tree_pids(self.root, self.uid)
 
     def charged_cheap(self) -> float:
         """At a reply: the wall time if the decision was quick (nothing read), else ``charged``."""

@@ -41,7 +41,10 @@ class BotSession:
         self._channel = Channel(*process.fds())
         self._fault: BotFault | None = None
         self._platform_fault: PlatformTimeout | None = None
-        self._meter = DecisionMeter(process.pid, process.host_uid)
+        cgroup = getattr(process, "cgroup", None)
+        self._meter = DecisionMeter(
+            process.pid, process.host_uid, cgroup.pids if cgroup is not None else None
+        )
         self._closed = False
         self._greeted = False
 
