@@ -18,7 +18,7 @@ import pytest
 
 from sandbox import BotFault, BotSession, Clock, TrustedProgram, TrustedRunner, open_session
 from sandbox.clocks import BACKSTOP_FACTOR, PlatformTimeout, task_times, tree_pids
-from tests.sandbox.helpers import hello, python_bot, turn
+from tests.sandbox.helpers import favour, hello, python_bot, turn
 
 MOVE_MS = 500
 CLOCK = Clock(hello_ms=10_000, move_ms=MOVE_MS, bank_ms=60_000)
@@ -61,20 +61,6 @@ def _pin(session: BotSession, core: int) -> None:
         os.sched_setaffinity(pid, {core})
 
 
-def _favour(session: BotSession) -> None:
-    """Give the seat the highest priority, so that it gets a CPU on a machine that other work
-    keeps busy (a test of the bot's own timeout must not turn into the platform's)."""
-    for pid in tree_pids(session.process.pid, session.process.host_uid):
-        try:
-            os.setpriority(os.PRIO_PROCESS, pid, -20)
-            with open(f"/proc/{pid}/autogroup", "w") as group:  # its session's group, too
-                group.write("-20")
-        except PermissionError:
-            pytest.skip("raising a priority needs root")
-        except FileNotFoundError:  # a kernel without autogroups
-            pass
-
-
 @pytest.fixture
 def start(tmp_path: Path, request) -> Iterator:
     sessions: list[BotSession] = []
@@ -112,7 +98,7 @@ def test_a_starved_bot_does_not_lose_on_time(start, hogs):
 
 def test_a_cpu_burning_bot_still_loses_on_time(start):
     session = start(python_bot(on_turn="while True: pass"))
-    _favour(session)
+    favour(session)
     started = time.monotonic()
     with pytest.raises(BotFault) as raised:
         session.turn(turn(1))
@@ -134,7 +120,7 @@ def test_threads_cannot_hide_cpu(start):
             threading.Thread(target=spin, daemon=True).start()
         time.sleep(60)
     """))
-    _favour(session)
+    favour(session)
     with pytest.raises(BotFault) as raised:
         session.turn(turn(1))
     assert raised.value.kind == "timeout"
