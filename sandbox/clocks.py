@@ -76,8 +76,9 @@ def tree_pids(root: int, uid: int | None = None) -> list[int]:
     return found
 
 
-def task_times(pids: list[int]) -> TaskTimes | None:
-    """Every live thread's CPU and run-queue wait, or None where ``schedstat`` is unavailable."""
+def task_times(pids: list[int], states: list[tuple[int, int]] | None = None) -> TaskTimes | None:
+    """Every live thread's CPU and run-queue wait, or None where ``schedstat`` is unavailable;
+    the threads that are runnable now are added to ``states`` if given."""
     times = TaskTimes()
     for pid in pids:
         try:
@@ -100,7 +101,19 @@ def task_times(pids: list[int]) -> TaskTimes | None:
             key = (pid, int(tid))
             times.cpu[key] = int(parts[0]) / 1e9
             times.waited[key] = int(parts[1]) / 1e9
+            if states is not None and _runnable(pid, tid):
+                states.append(key)
     return times
+
+
+def _runnable(pid: int, tid: str) -> bool:
+    """Whether the thread is running or waiting for a CPU now (state ``R``)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/stat", "rb") as stat:
+            text = stat.read()
+    except OSError:
+        return False
+    return text[text.rfind(b")") + 2 : text.rfind(b")") + 3] == b"R"
 
 
 def host_state() -> dict[str, float]:
@@ -149,8 +162,19 @@ class DecisionMeter:
         self._base: TaskTimes | None = None
         self._host: dict[str, float] = {}
         self.last: dict[str, float] = {}
+        #: Whether a thread of the seat was runnable (computing, or waiting for a CPU) at the
+        #: last check: a run-queue wait is counted only when it ends, so a thread starved right
+        #: now shows no wait yet.
+        self.runnable = False
+
+    def starved_now(self, limit_s: float) -> bool:
+        """At the last check, a thread of the seat was runnable while the seat's CPU stayed under
+        ``limit_s``: it is being kept off the CPU (a sleeping bot is not runnable; a computing
+        one that gets a CPU soon passes ``limit_s`` of CPU)."""
+        return self.runnable and self.last.get("cpu_s", limit_s) < limit_s
 
     def start(self) -> None:
+        self.runnable = False
         self.started = time.monotonic()
         self._metered_at = None
         self._base = None
@@ -182,7 +206,9 @@ class DecisionMeter:
             return wall
         if rescan and (self.rescan or self.members is not None):
             self._pids = self._lookup()
-        times = task_times(self._pids)
+        runnable: list[tuple[int, int]] = []
+        times = task_times(self._pids, runnable if rescan else None)
+        self.runnable = bool(runnable)
         if times is None:
             self.last = {"wall_s": wall}
             return wall

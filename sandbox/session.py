@@ -217,7 +217,7 @@ class BotSession:
                 pass
             meter.begin_metering()
             charged = meter.charged()
-            if charged >= limit_s:
+            if charged >= limit_s and not meter.starved_now(limit_s):
                 self._raise("timeout", f"{timeout_detail} ({meter.describe()})")
             now = time.monotonic()
             if now >= backstop:
