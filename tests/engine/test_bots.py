@@ -11,7 +11,7 @@ import pytest
 
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.observe import observe
-from engine.referee import play_match
+from engine.referee import referee_match
 from engine.rules import rules_for
 from engine.state import new_match
 
@@ -35,14 +35,14 @@ def test_builtins():
 def test_bots_only_play_legal_actions(name, rules):
     for seed in range(40):
         seats = [BotSeat(make_bot(name)) for _ in range(4)]
-        outcome = play_match(rules, seats, seed=seed, match_id=f"b{seed}")
+        outcome = referee_match(rules, seats, seed=seed, match_id=f"b{seed}")
         assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
 
 
 def test_greedy_against_random_mixed_seats_stays_legal():
     for seed in range(60):
         seats = [BotSeat(make_bot("greedy" if s % 2 else "random")) for s in range(4)]
-        outcome = play_match(rules_for(PRESETS[seed % 4]), seats, seed=seed, match_id=str(seed))
+        outcome = referee_match(rules_for(PRESETS[seed % 4]), seats, seed=seed, match_id=str(seed))
         assert outcome.replay["result"]["fault"] is None
 
 
@@ -62,7 +62,7 @@ def test_bot_answers_from_the_legal_list(name):
 def test_random_bot_replays_by_match_and_seat():
     def replay(seed):
         seats = [BotSeat(make_bot("random")) for _ in range(4)]
-        r = play_match(rules_for("quatre-sept"), seats, seed=seed, match_id="same").replay
+        r = referee_match(rules_for("quatre-sept"), seats, seed=seed, match_id="same").replay
         r.pop("moves_ms")
         return r
 

@@ -14,7 +14,7 @@ from engine.bots.expert.view import read_view
 from engine.bots.expert.world import replay_world
 from engine.cards import SUIT_MASKS, TNA_MASKS
 from engine.observe import observe
-from engine.referee import play_match
+from engine.referee import referee_match
 from engine.rules import rules_for
 from engine.state import State, new_match
 
@@ -43,7 +43,7 @@ def test_only_legal_actions_and_no_fallbacks(rules, capsys):
         ]
         if rules.target > 100:
             rules = rules.with_options(target=40)
-        outcome = play_match(rules, seats, seed=seed, match_id=f"x{seed}")
+        outcome = referee_match(rules, seats, seed=seed, match_id=f"x{seed}")
         assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
     # The bot prints to stderr only when a decision fell back to the first legal action.
     assert "expert:" not in capsys.readouterr().err
@@ -54,7 +54,7 @@ def test_deterministic_given_the_seed():
 
     def replay() -> list:
         seats = [BotSeat(ExpertBot(worlds=4, move_ms=10_000)) for _ in range(4)]
-        return play_match(rules, seats, seed=11, match_id="same").replay["deals"]
+        return referee_match(rules, seats, seed=11, match_id="same").replay["deals"]
 
     assert replay() == replay()
 
@@ -121,7 +121,7 @@ def test_claims_only_when_sure():
     claims = 0
     for seed in range(12):
         seats = [BotSeat(small_expert() if s % 2 == 0 else make_bot("greedy")) for s in range(4)]
-        outcome = play_match(rules, seats, seed=seed, match_id=f"c{seed}")
+        outcome = referee_match(rules, seats, seed=seed, match_id=f"c{seed}")
         result = outcome.replay["result"]
         said = [x for d in outcome.replay["deals"] for x in d["said"] if x["say"] == "claim"]
         for claim in said:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.actions import MELD, POLITAINE, SLIDE, TAP, parse_action
-from engine.cards import CARD_THIRDS, FULL_DECK, RANK_MASKS, SUIT_MASKS, TNA_MASKS, card_index
+from engine.cards import CARD_THIRDS, FULL_DECK, RANK_MASKS, SUIT_MASKS, TNA_MASKS, parse_card
 from engine.cards import mask_from_codes as hand_mask
 
 _FLAGS = {"politaine": POLITAINE, "tap": TAP, "slide": SLIDE}
@@ -70,7 +70,7 @@ def read_view(state: dict[str, Any], low_lead: str) -> View:
         say: str = said["say"]
         who = said["seat"]
         if say in _FLAGS and "card" in said:
-            card = card_index(said["card"])
+            card = parse_card(said["card"])
             flags[(said["trick"], card)] = flags.get((said["trick"], card), 0) | _FLAGS[say]
             if say == "politaine":
                 view.required[who] |= TNA_MASKS[card >> 3]
@@ -86,7 +86,7 @@ def read_view(state: dict[str, Any], low_lead: str) -> View:
     tricks.append((state["trick"]["leader"], state["trick"]["cards"]))
     low = False
     for number, (leader, card_codes) in enumerate(tricks, start=1):
-        cards = [card_index(c) for c in card_codes]
+        cards = [parse_card(c) for c in card_codes]
         if not cards:
             break
         led = cards[0] >> 3
