@@ -5,6 +5,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Development targets (run, web, worker, migrate, seed) ask for DEBUG; a deployment leaves it off
+# (the settings' default) and sets DJANGO_SECRET_KEY.
+export DJANGO_DEBUG ?= 1
 # DATABASE_URL / REDIS_URL for the local PostgreSQL and Redis when they answer, else nothing.
 SERVICES = $(shell $(PYTHON) .ci/services.py)
 

@@ -5,7 +5,8 @@ under ``var/broker/`` (one machine only: it loses the task of a worker that dies
 switches to PostgreSQL, ``REDIS_URL`` to Redis for the broker and the cache.
 
 Environment variables:
-  DJANGO_SECRET_KEY, DJANGO_DEBUG (1/0), ALLOWED_HOSTS (comma-separated), CSRF_TRUSTED_ORIGINS,
+  DJANGO_SECRET_KEY, DJANGO_DEBUG (1/0, default 0), ALLOWED_HOSTS (comma-separated),
+  CSRF_TRUSTED_ORIGINS,
   DATABASE_URL, REDIS_URL, ARENA_VAR_DIR (default ./var), ARENA_SANDBOX (bwrap | docker),
   ARENA_QUEUE (Celery queue of matches; short platform work goes to ARENA_QUEUE-control),
   ARENA_REFIT_EVERY (s, least time between two refits of a rating board),
@@ -13,7 +14,9 @@ Environment variables:
   ARENA_REDIS_PREFIX (before every Redis key),
   ARENA_MATCH_TIME_LIMIT (s), ARENA_STUCK_AFTER (s),
   ARENA_VISIBILITY_TIMEOUT (s, Redis: when an unacknowledged match goes back to the queue),
-  ARENA_UPLOAD_RATE (e.g. 30/hour), ARENA_BOT_CACHE (unpacked bots), CELERY_EAGER (1: run tasks
+  ARENA_UPLOAD_RATE (e.g. 30/hour), ARENA_SIGNUP_RATE (per address), ARENA_MAX_QUEUED_MATCHES
+  (per user), ARENA_MATCH_ATTEMPTS, ARENA_PLATFORM_RETRY_DELAY (s),
+  ARENA_BOT_CACHE (unpacked bots), CELERY_EAGER (1: run tasks
   in-process, for tests and demos without a worker).
 Must not import ``arena``.
 """
@@ -21,6 +24,8 @@ Must not import ``arena``.
 from __future__ import annotations
 
 import os
+import secrets
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -42,12 +47,19 @@ def _env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-DEBUG = _env_bool("DJANGO_DEBUG", True)
+# DEBUG only when asked for (``make run`` and the tests ask): a deployment that forgets to turn it
+# off would show its settings (REDIS_URL with its password) on every error page.
+DEBUG = _env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
-    if not DEBUG:
-        raise RuntimeError("set DJANGO_SECRET_KEY when DJANGO_DEBUG is off")
-    SECRET_KEY = "insecure-development-key-do-not-use-in-production"
+    if DEBUG:
+        SECRET_KEY = "insecure-development-key-do-not-use-in-production"
+    elif sys.argv[1:2] == ["play"]:  # a local duel signs nothing: a throw-away key will do
+        SECRET_KEY = secrets.token_urlsafe(50)
+    else:
+        raise RuntimeError(
+            "set DJANGO_SECRET_KEY (or DJANGO_DEBUG=1 for development, as `make run` does)"
+        )
 ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = _env_list("CSRF_TRUSTED_ORIGINS", "")
 
@@ -245,8 +257,19 @@ ARENA_MATCH_TIME_LIMIT = int(os.environ.get("ARENA_MATCH_TIME_LIMIT", "600"))
 #: A match running longer than this is failed by the sweep (its worker is presumed lost); above
 #: the broker's visibility timeout, so Redis gets to redeliver first.
 ARENA_STUCK_AFTER = int(os.environ.get("ARENA_STUCK_AFTER", str(3 * ARENA_MATCH_TIME_LIMIT)))
-#: Bot uploads (new bots and new versions) per user.
+#: Bot uploads (new bots and new versions) per user, through the pages and the API together.
 ARENA_UPLOAD_RATE = os.environ.get("ARENA_UPLOAD_RATE", "60/hour")
+# A match the platform itself could not play (not a bot's fault) is started at most this many times
+# in all, the next start this many seconds after a failure; then it is void (failed, counts for
+# nobody): docs/security.md.
+#: Signups per client address (``REMOTE_ADDR``, or X-Forwarded-For behind ARENA_NUM_PROXIES).
+ARENA_SIGNUP_RATE = os.environ.get("ARENA_SIGNUP_RATE", "5/hour")
+#: Matches one user may have queued or running at once (their round-robins' and their uploads'
+#: validations); a round-robin that would pass it is refused (429 with Retry-After). Staff are
+#: exempt, as from ARENA_UPLOAD_RATE.
+ARENA_MAX_QUEUED_MATCHES = int(os.environ.get("ARENA_MAX_QUEUED_MATCHES", "5000"))
+ARENA_MATCH_ATTEMPTS = int(os.environ.get("ARENA_MATCH_ATTEMPTS", "3"))
+ARENA_PLATFORM_RETRY_DELAY = int(os.environ.get("ARENA_PLATFORM_RETRY_DELAY", "30"))
 #: Least time between two refits of one rating board, in seconds: results arriving meanwhile wait
 #: for the next refit (each refit reads and fits every result of its board).
 ARENA_REFIT_EVERY = int(os.environ.get("ARENA_REFIT_EVERY", "30"))

@@ -23,11 +23,14 @@ PORT = os.environ.get("PORT", "8000")
 def main() -> int:
     python = sys.executable
     celery = str(Path(python).with_name("celery"))
+    env = {**os.environ}
+    env.setdefault("DJANGO_DEBUG", "1")  # a development server on this machine asks for DEBUG
     worker = subprocess.Popen(
-        [celery, "-A", "config", "worker", "-B", "--loglevel=INFO", "--concurrency=2"], cwd=ROOT
+        [celery, "-A", "config", "worker", "-B", "--loglevel=INFO", "--concurrency=2"], cwd=ROOT,
+        env=env,
     )
     web = subprocess.Popen(
-        [python, "manage.py", "runserver", "--noreload", f"{HOST}:{PORT}"], cwd=ROOT
+        [python, "manage.py", "runserver", "--noreload", f"{HOST}:{PORT}"], cwd=ROOT, env=env
     )
     children = [web, worker]
     stopping = False

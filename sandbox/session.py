@@ -9,13 +9,14 @@ breach of the protocol raises ``BotFault``; after the first, every call raises t
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, NoReturn
 
 from sandbox.channel import Channel, ChannelClosed, ChannelTimeout, LineTooLong
+from sandbox.clocks import BACKSTOP_FACTOR, DecisionMeter, PlatformTimeout
 from sandbox.faults import BotFault
 from sandbox.protocol import MAX_LINE_BYTES, Clock, encode
+from sandbox.replies import BadReply, decode_reply
 from sandbox.runners.base import BotProcess, Limits, Runner
 
 #: Grace between closing stdin at the end and killing the tree.
@@ -39,6 +40,11 @@ class BotSession:
         self.moves_ms: list[int] = []
         self._channel = Channel(*process.fds())
         self._fault: BotFault | None = None
+        self._platform_fault: PlatformTimeout | None = None
+        cgroup = getattr(process, "cgroup", None)
+        self._meter = DecisionMeter(
+            process.pid, process.host_uid, cgroup.pids if cgroup is not None else None
+        )
         self._closed = False
         self._greeted = False
 
@@ -50,11 +56,12 @@ class BotSession:
         if self._greeted:
             raise RuntimeError("hello was already sent")
         self._greeted = True
-        start = time.monotonic()
-        deadline = start + self.clock.hello_ms / 1000
-        self._send(message, deadline, "hello")
+        self._meter.start()
+        limit_s = self.clock.hello_ms / 1000
+        self._send(message, self._meter.started + limit_s, "hello")
         detail = f"no ready reply within hello_ms={self.clock.hello_ms}"
-        line = self._read(deadline, "hello", detail)
+        line = self._read_metered(limit_s, "hello", detail)
+        self._meter.rescan = False  # the bot is up: its process tree is known
         reply = self._parse(line, "hello")
         if reply.get("type") != "ready":
             self._raise(
@@ -74,7 +81,9 @@ class BotSession:
         self._check_unsolicited()
         move_ms = self.clock.move_ms
         limit_ms = min(move_ms, self.bank_left_ms)
-        start = time.monotonic()
+        meter = self._meter
+        meter.start()
+        start = meter.started
         deadline = start + limit_ms / 1000
         what = f"turn {turn_id}"
         if limit_ms < move_ms:
@@ -86,19 +95,22 @@ class BotSession:
             timeout_detail = f"no reply to {what} within move_ms={move_ms}"
         try:
             self._send(message, deadline, what, timeout_detail)
-            line = self._read(deadline, what, timeout_detail)
+            line = self._read_metered(limit_ms / 1000, what, timeout_detail)
         finally:
             elapsed_ms = (time.monotonic() - start) * 1000
-            self.bank_left_ms = max(0.0, self.bank_left_ms - elapsed_ms)
+            charged_ms = meter.charged_cheap() * 1000
+            self.bank_left_ms = max(0.0, self.bank_left_ms - charged_ms)
             self.moves_ms.append(round(elapsed_ms))
         reply = self._parse(line, what)
-        if reply.get("id") != turn_id or isinstance(reply.get("id"), bool):
-            self._raise("illegal", f"the reply to {what} has id {reply.get('id')!r}, not {turn_id}")
+        reply_id = reply.get("id")
+        if type(reply_id) is not int or reply_id != turn_id:
+            self._raise("illegal", f"the reply to {what} has id {_brief(reply_id)}, not {turn_id}")
         action = reply.get("action")
         if not isinstance(action, str) or action not in legal:
             shown = ", ".join(repr(a) for a in legal[:8]) + (", ..." if len(legal) > 8 else "")
             self._raise(
-                "illegal", f"action {action!r} for {what} is not one of the legal actions [{shown}]"
+                "illegal",
+                f"action {_brief(action)} for {what} is not one of the legal actions [{shown}]",
             )
         return action  # type: ignore[return-value]
 
@@ -122,7 +134,7 @@ class BotSession:
         self._closed = True
         try:
             self._channel.close_stdin()
-            if self._fault is None:
+            if self._fault is None and self._platform_fault is None:
                 deadline = time.monotonic() + CLOSE_GRACE_S
                 while self.process.poll() is None and time.monotonic() < deadline:
                     left = max(0.0, deadline - time.monotonic())
@@ -161,6 +173,8 @@ class BotSession:
     def _check_open(self, message: dict[str, Any], expected: str) -> None:
         if self._fault is not None:
             raise self._fault
+        if self._platform_fault is not None:
+            raise self._platform_fault
         if self._closed:
             raise RuntimeError("the session is closed")
         if not isinstance(message, dict):
@@ -189,11 +203,37 @@ class BotSession:
         except ChannelTimeout:
             self._raise("timeout", timeout_detail or f"{what}: the bot is not reading its stdin")
 
-    def _read(self, deadline: float, what: str, timeout_detail: str) -> bytes:
+    def _read_metered(self, limit_s: float, what: str, timeout_detail: str) -> bytes:
+        """The reply, while the decision's charged time (``sandbox.clocks``) is under ``limit_s``.
+        The bot's ``timeout`` once it is not; ``PlatformTimeout`` if the wall-clock backstop
+        passes first (the host kept the bot off the CPU)."""
+        meter = self._meter
+        backstop = meter.started + limit_s * BACKSTOP_FACTOR
+        deadline = min(meter.lazy_deadline(limit_s), meter.started + limit_s)
+        while True:
+            try:
+                return self._read(deadline, what)
+            except ChannelTimeout:
+                pass
+            meter.begin_metering()
+            charged = meter.charged()
+            if charged >= limit_s and not meter.starved_now(limit_s):
+                self._raise("timeout", f"{timeout_detail} ({meter.describe()})")
+            now = time.monotonic()
+            if now >= backstop:
+                self._channel.drain(0)
+                self._platform_fault = PlatformTimeout(
+                    f"{what}: the host kept the bot off the CPU: {charged * 1000:.0f} ms of its "
+                    f"{limit_s * 1000:.0f} ms used after {BACKSTOP_FACTOR:g} times that on the "
+                    f"wall clock ({meter.describe()})"
+                )
+                raise self._platform_fault
+            deadline = min(backstop, now + max(limit_s - charged, 0.05))
+
+    def _read(self, deadline: float, what: str) -> bytes:
+        """One line by ``deadline``; ``ChannelTimeout`` passes through to the caller."""
         try:
             return self._channel.read_line(deadline)
-        except ChannelTimeout:
-            self._raise("timeout", timeout_detail)
         except ChannelClosed:
             self._crashed(f"before replying to {what}")
         except LineTooLong:
@@ -203,15 +243,11 @@ class BotSession:
             )
 
     def _parse(self, line: bytes, what: str) -> dict[str, Any]:
+        """The reply as a dict; anything ``decode_reply`` refuses is the bot's protocol fault."""
         try:
-            reply = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError:
-            self._raise("protocol", f"the reply to {what} is not UTF-8: {_show(line)}")
-        except json.JSONDecodeError as exc:
-            self._raise("protocol", f"the reply to {what} is not JSON ({exc.msg}): {_show(line)}")
-        if not isinstance(reply, dict):
-            self._raise("protocol", f"the reply to {what} must be a JSON object: {_show(line)}")
-        return reply
+            return decode_reply(line)
+        except BadReply as error:
+            self._raise("protocol", f"the reply to {what} is refused: {error}: {_show(line)}")
 
     def _crashed(self, when: str) -> NoReturn:
         code = self.process.wait_exit(_EXIT_WAIT_S)
@@ -223,6 +259,12 @@ class BotSession:
         self._channel.drain(0)
         self._fault = BotFault(kind, detail, self._channel.stderr_tail())
         raise self._fault
+
+
+def _brief(value: object, limit: int = 120) -> str:
+    """``repr(value)`` cut to ``limit`` characters (a reply's field may be 64 KiB)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _show(data: bytes, limit: int = 120) -> str:

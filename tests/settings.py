@@ -25,6 +25,9 @@ ARENA_TEST_RUN_DIR = (_VAR / "test-runs" / RUN).resolve()
 ARENA_TEST_RUN_DIR.mkdir(parents=True, exist_ok=True)
 for _folder in (ARENA_TEST_RUN_DIR.parent, ARENA_TEST_RUN_DIR):
     _folder.chmod(0o755)
+# Development settings, as before DEBUG defaulted to off (pytest-django still turns DEBUG off while
+# a test runs); the production ones are probed in fresh processes (tests/arena/test_settings.py).
+os.environ.setdefault("DJANGO_DEBUG", "1")
 os.environ.update({
     "ARENA_QUEUE": f"test-{RUN}",
     "ARENA_REDIS_PREFIX": f"test-{RUN}:",

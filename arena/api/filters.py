@@ -3,15 +3,31 @@
 from __future__ import annotations
 
 import django_filters
+from django import forms
 
 from arena.models import Bot, BotVersion, Match, MatchStatus, Tournament, VersionStatus
+
+#: The largest id a row can have (a signed 64-bit primary key).
+MAX_ID = 2**63 - 1
+
+
+class IdFilter(django_filters.NumberFilter):
+    """A row id: an integer from 1 to ``MAX_ID``; anything else is a 400 (not a query that
+    overflows the database's integer, a 500 on SQLite)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", MAX_ID)
+        super().__init__(*args, **kwargs)
 
 
 class MatchFilter(django_filters.FilterSet):
     """``?tournament=ID&version=ID&status=STATUS&kind=KIND``; ``version``: any seat."""
 
-    tournament = django_filters.NumberFilter(field_name="tournament_id")
-    version = django_filters.NumberFilter(method="by_version")
+    tournament = IdFilter(field_name="tournament_id")
+    version = IdFilter(method="by_version")
     status = django_filters.ChoiceFilter(choices=MatchStatus.choices)
 
     class Meta:

@@ -10,6 +10,7 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from arena.api.filters import MAX_ID
 from arena.api.permissions import is_owner, owns, viewer_id
 from arena.api.shapes import PRESET_CHOICES, RulesField, RulesInputField, ScoreField
 from arena.models import Bot, BotVersion, MatchKind, MatchStatus, Tournament
@@ -40,7 +41,7 @@ class TournamentCreateInput(serializers.Serializer):
         help_text='{"preset": "quatre-sept", ...options}: a preset and any options to change'
     )
     versions = serializers.ListField(
-        child=serializers.IntegerField(), min_length=2,
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), min_length=2,
         error_messages={"min_length": "a round-robin needs at least two versions (their ids)"},
         help_text="the ids of the versions that play (at least two)",
     )

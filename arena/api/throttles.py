@@ -1,15 +1,13 @@
 """API throttling: every request per client (``ApiRateThrottle``), and bot uploads per user at
-``settings.ARENA_UPLOAD_RATE`` (read per request so tests and operators can change it)."""
+``settings.ARENA_UPLOAD_RATE`` (``UploadThrottle``: the quota the upload form shares)."""
 
 from __future__ import annotations
 
 import logging
-import math
-import time
 
-from django.conf import settings
-from django.core.cache import cache
-from rest_framework.throttling import SimpleRateThrottle, UserRateThrottle
+from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
+
+from arena.services.quotas import QuotaExceeded, quota_upload, window_hit
 
 log = logging.getLogger(__name__)
 
@@ -24,14 +22,20 @@ def _fail_open(allow, request, view) -> bool:
         return True
 
 
-class UploadThrottle(UserRateThrottle):
-    scope = "uploads"
+class UploadThrottle(BaseThrottle):
+    """Bot uploads through the API count against the same per-user quota as the upload form
+    (``quota_upload``: ``ARENA_UPLOAD_RATE``, staff exempt)."""
 
     def allow_request(self, request, view) -> bool:
-        return _fail_open(super().allow_request, request, view)
+        try:
+            quota_upload(user=request.user)
+        except QuotaExceeded as refused:
+            self._wait = refused.retry_after
+            return False
+        return True
 
-    def get_rate(self) -> str:
-        return settings.ARENA_UPLOAD_RATE
+    def wait(self) -> float:
+        return float(self._wait)
 
 
 class ApiRateThrottle(SimpleRateThrottle):
@@ -69,32 +73,3 @@ class ApiRateThrottle(SimpleRateThrottle):
     def get_cache_key(self, request, view) -> str:
         ident = request.user.pk if self.scope == "user" else self.get_ident(request)
         return self.cache_format % {"scope": self.scope, "ident": ident}
-
-
-_WINDOW_HIT = """
-local count = redis.call('INCR', KEYS[1])
-local left = redis.call('TTL', KEYS[1])
-if left < 0 then
-  redis.call('EXPIRE', KEYS[1], ARGV[1])
-  left = tonumber(ARGV[1])
-end
-return {count, left}
-"""
-
-
-def window_hit(key: str, seconds: int) -> tuple[int, int]:
-    """Count one request in the window at ``key`` (opened for ``seconds`` by its first request):
-    the count so far and the seconds the window has left."""
-    raw_client = getattr(cache, "raw_client", None)
-    if raw_client is not None:  # Redis (``config.cache.RedisCache``): one round trip
-        script = raw_client().register_script(_WINDOW_HIT)  # EVALSHA (loaded once per server)
-        count, left = script(keys=[cache.make_and_validate_key(key)], args=[seconds])
-        return int(count), int(left)
-    # Any other cache (local memory): the counter and the window's end time under one key.
-    now = time.monotonic()
-    count, ends = cache.get(key) or (0, now + seconds)
-    if ends <= now:
-        count, ends = 0, now + seconds
-    cache.set(key, (count + 1, ends), timeout=max(1, math.ceil(ends - now)))
-    return count + 1, max(1, math.ceil(ends - now))
-

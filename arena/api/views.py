@@ -7,7 +7,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, Throttled, ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny, IsAdminUser, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
@@ -37,6 +37,7 @@ from arena.selectors.ratings import version_rating_history
 from arena.selectors.tournaments import tournament_list
 from arena.services.bots import bot_create, bot_retire, bot_version_create
 from arena.services.matches import match_requeue
+from arena.services.quotas import QuotaExceeded, quota_round_robin
 from arena.services.tournaments import tournament_cancel, tournament_create
 from sandbox.package import MAX_PACKAGE_BYTES
 
@@ -212,13 +213,19 @@ class TournamentViewSet(
         return out.TournamentSerializer
 
     @extend_schema(
-        request=out.TournamentCreateInput, responses={201: out.TournamentDetailSerializer}
+        request=out.TournamentCreateInput,
+        responses={201: out.TournamentDetailSerializer, 429: ConflictSerializer},
     )
     def create(self, request: Request, *args, **kwargs) -> Response:
         """Schedule a round-robin: ``{name, rules: {preset, ...}, versions: [ids], pairs}``."""
         data = out.TournamentCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
+        try:
+            quota_round_robin(user=request.user, versions=values["versions"],
+                              pairs=values["pairs"])
+        except QuotaExceeded as refused:
+            raise Throttled(wait=refused.retry_after, detail=refused.message) from None
         try:
             tournament = tournament_create(
                 created_by=request.user, name=values["name"], rules=values["rules"],

@@ -13,12 +13,8 @@ from arena.models import BotVersion, MatchSeat, PackageBlob
 from arena.runtime.cache import cached_install
 from arena.runtime.play import play_seats
 from arena.runtime.specs import BotSpec
-from arena.services.matches import (
-    match_after_record,
-    match_fail,
-    match_record_result,
-    match_start,
-)
+from arena.services.matches import match_after_record, match_record_result, match_start
+from arena.services.platform_failures import match_platform_failure
 from engine import Player, rules_from_dict
 
 log = logging.getLogger(__name__)
@@ -27,6 +23,8 @@ log = logging.getLogger(__name__)
 def match_play(*, match_id: int) -> bool:
     """Play match ``match_id`` if it is queued (or running after a lost worker) and record it.
     True if this call recorded the result; False if there was nothing to do or it failed.
+    A failure of the platform's own (any exception but a lost database) plays the match again a
+    bounded number of times, then makes it void (``match_platform_failure``).
 
     A lost database connection is not the match's failure: ``OperationalError`` and
     ``InterfaceError`` propagate (the task retries; the match is still running and is played
@@ -49,12 +47,9 @@ def match_play(*, match_id: int) -> bool:
         )
     except (OperationalError, InterfaceError):
         raise  # the database went away: retried, not the match's fault
-    except Exception as error:
+    except Exception as error:  # no bot reaches here: a bot's misbehaviour is a SeatFault
         log.exception("match %s could not be played", match_id)
-        match_fail(
-            match_id=match_id,
-            reason=f"the platform could not play it: {type(error).__name__}: {error}",
-        )
+        match_platform_failure(match_id=match_id, error=error)
         return False
     return match_record_result(match=match, played=played)
 

@@ -58,9 +58,26 @@ _CHOICES = {
 OPTION_HELP = {option.name: option.meaning for option in OPTIONS}
 
 
+#: The largest id a row can have (a signed 64-bit primary key).
+MAX_ID = 2**63 - 1
+
+
 class VersionChoiceField(forms.ModelMultipleChoiceField):
+    """Versions by id; an id that is not an integer from 1 to ``MAX_ID`` is refused before any
+    query (a huge one would overflow SQLite's integer: a 500)."""
+
     def label_from_instance(self, obj: BotVersion) -> str:
         return obj.label
+
+    def _check_values(self, value):
+        for pk in value:
+            text = str(pk)
+            if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_ID:
+                raise forms.ValidationError(
+                    self.error_messages["invalid_pk_value"], code="invalid_pk_value",
+                    params={"pk": text[:40]},
+                )
+        return super()._check_values(value)
 
 
 class TournamentForm(forms.Form):

@@ -100,7 +100,8 @@ def test_the_sweep_fails_stuck_matches_and_they_can_be_requeued(tournament, run_
     assert match_requeue(match_id=stuck.pk) is False  # only failed matches are re-queued
 
 
-def test_a_match_the_platform_cannot_play_fails_with_a_reason(tournament):
+def test_a_match_the_platform_cannot_play_fails_with_a_reason(tournament, settings):
+    settings.ARENA_MATCH_ATTEMPTS = 1  # no second attempt (test_platform_failures.py has those)
     match = tournament.matches.first()
     seat = match.seats.get(seat=0)
     BotVersion.objects.filter(pk=seat.version_id).update(filename="bot.exe")  # unrunnable

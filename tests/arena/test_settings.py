@@ -131,3 +131,47 @@ def test_platform_work_has_a_queue_of_its_own_that_workers_consume(settings):
     # What a worker started without -Q consumes (``app.amqp.queues`` also holds any queue a task
     # was sent to in this process, such as the e2e tests' own).
     assert {queue.name for queue in app.conf.task_queues} == {matches, control}
+
+
+def _bare_env(tmp_path, **env: str) -> dict[str, str]:
+    """This process's environment without any DJANGO_/ARENA_ setting nor a database or Redis."""
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(("DJANGO_", "ARENA_")) and k not in ("DATABASE_URL", "REDIS_URL")}
+    clean.update({"DJANGO_SETTINGS_MODULE": "config.settings", "ARENA_VAR_DIR": str(tmp_path)})
+    clean.update(env)
+    return clean
+
+
+def test_debug_is_off_unless_asked_for(tmp_path):
+    """A deployment that forgets DJANGO_DEBUG=0 must not show its settings on an error page."""
+    env = _bare_env(tmp_path, DJANGO_SECRET_KEY="k" * 50,
+                    REDIS_URL="redis://:hunter2-secret@127.0.0.1:1/0")
+    code = ("import django; django.setup(); from django.conf import settings as s; "
+            "from django.test import Client; "
+            "r = Client(raise_request_exception=False).get('/no-such-page/', secure=True); "
+            "print(s.DEBUG, r.status_code, b'hunter2' in r.content)")
+    found = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert found.stdout.split() == ["False", "404", "False"], found.stderr[-2000:]
+    asked = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                           env={**env, "DJANGO_DEBUG": "1"}, timeout=60)
+    assert asked.stdout.split()[0] == "True"
+
+
+def test_without_a_secret_key_only_a_local_duel_runs(tmp_path):
+    env = _bare_env(tmp_path)
+    refused = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0 and "DJANGO_SECRET_KEY" in refused.stderr
+    duel = subprocess.run(
+        [sys.executable, "manage.py", "play", "--rules", "pollack", "builtin:random",
+         "builtin:random"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert duel.returncode == 0, duel.stderr[-2000:]
+    assert '"matches": 2' in duel.stdout
+
+
+def test_make_run_asks_for_debug():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "export DJANGO_DEBUG ?= 1" in makefile
+    assert 'env.setdefault("DJANGO_DEBUG", "1")' in (ROOT / "platform" / "run_local.py").read_text()

@@ -71,8 +71,8 @@ def test_hello_clock(trusted):
     with pytest.raises(BotFault) as caught:
         session.hello(hello())
     assert time.monotonic() - start < 1.3
-    assert (caught.value.kind, caught.value.detail) == (
-        "timeout", "no ready reply within hello_ms=300")
+    assert caught.value.kind == "timeout"
+    assert caught.value.detail.startswith("no ready reply within hello_ms=300 (host: wall_s=")
 
 
 def test_a_line_when_none_was_asked(trusted):

@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from arena.services.accounts import account_create, api_token_ensure, api_token_renew
+from arena.services.quotas import QuotaExceeded, client_address, quota_signup
 from arena.web.forms import SignupForm
 
 
@@ -19,6 +20,13 @@ def signup(request: HttpRequest) -> HttpResponse:
         return redirect("web:bots")
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        try:
+            quota_signup(address=client_address(request.META))
+        except QuotaExceeded as refused:
+            form.add_error(None, refused.message)
+            response = render(request, "arena/accounts/signup.html", {"form": form}, status=429)
+            response["Retry-After"] = str(refused.retry_after)
+            return response
         user = account_create(
             username=form.cleaned_data["username"], password=form.cleaned_data["password1"]
         )

@@ -20,6 +20,7 @@ from arena.selectors.activity import bot_faults, bot_rating_history, bot_recent_
 from arena.selectors.bots import bot_latest_version, bot_list
 from arena.selectors.ladder import version_ladder_status
 from arena.services.bots import bot_create, bot_version_create
+from arena.services.quotas import QuotaExceeded, quota_upload
 from arena.web.charts import Point, Series, legend, rating_chart
 from arena.web.forms import BotUploadForm, VersionUploadForm
 from arena.web.present import debug_command, match_row, percent
@@ -113,6 +114,12 @@ def bot_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
+            quota_upload(user=request.user)
+        except QuotaExceeded as refused:
+            form.add_error(None, refused.message)
+            return _too_many(render(request, "arena/bots/new.html", {"form": form}, status=429),
+                             refused)
+        try:
             bot = bot_create(
                 owner=request.user, name=form.cleaned_data["name"], filename=upload.name or "",
                 data=upload.read(MAX_PACKAGE_BYTES + 1),
@@ -133,6 +140,11 @@ def version_new(request: HttpRequest, pk: int) -> HttpResponse:
         return HttpResponse("only the bot's owner can upload a version", status=403)
     form = VersionUploadForm(request.POST, request.FILES)
     if form.is_valid():
+        try:
+            quota_upload(user=request.user)
+        except QuotaExceeded as refused:
+            messages.error(request, refused.message)
+            return _too_many(redirect("web:bot", pk=bot.pk), refused)
         upload = form.cleaned_data["file"]
         try:
             version = bot_version_create(
@@ -145,3 +157,9 @@ def version_new(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
     return redirect("web:bot", pk=bot.pk)
+
+
+def _too_many(response: HttpResponse, refused: QuotaExceeded) -> HttpResponse:
+    """``response`` with ``Retry-After`` (a redirect keeps its status: the browser follows it)."""
+    response["Retry-After"] = str(refused.retry_after)
+    return response

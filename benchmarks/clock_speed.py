@@ -1,0 +1,103 @@
+"""Fair clocks' cost: the decision round trip to a persistent bot in bwrap with the fair clock
+(``sandbox.clocks``) and with a plain wall clock (its meter never reads /proc), alternated in
+blocks in the same run; and what metering one slow decision costs (the tree scan and the
+threads' schedstat, at the start and at each check).
+
+    python benchmarks/clock_speed.py [--decisions 3000] [--slow 200]
+
+Goal: a quick decision costs the same with the fair clock (median within a few µs: it reads
+nothing from /proc). Figures only; nothing here asserts on timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.sandbox_speed import CLOCK, HELLO, TRIVIAL_BOT
+from sandbox import install_package, open_session
+from sandbox.clocks import DecisionMeter
+from sandbox.runners.bwrap import BwrapRunner
+
+
+class WallMeter(DecisionMeter):
+    """The reference: a meter that never starts metering (charged time = wall time)."""
+
+    def begin_metering(self) -> None:
+        return None
+
+
+def bench_round_trips(root: Path, decisions: int, blocks: int = 10) -> dict[str, list[float]]:
+    bot = install_package(TRIVIAL_BOT, "trivial.py", root / "trivial")
+    runner = BwrapRunner()
+    legal = ["a", "b", "c"]
+    times: dict[str, list[float]] = {"fair": [], "wall": []}
+    with open_session(runner, bot, CLOCK) as session:
+        session.hello(HELLO)
+        fair = session._meter
+        wall = WallMeter(fair.root, fair.uid)
+        turn_id = 0
+        for _ in range(200):  # warm-up
+            turn_id += 1
+            session.turn({"type": "turn", "id": turn_id, "legal": legal})
+        for block in range(blocks):
+            for label, meter in (("fair", fair), ("wall", wall))[:: 1 if block % 2 else -1]:
+                session._meter = meter
+                for _ in range(decisions // blocks):
+                    turn_id += 1
+                    start = time.perf_counter()
+                    session.turn({"type": "turn", "id": turn_id, "legal": legal})
+                    times[label].append(time.perf_counter() - start)
+    return times
+
+
+def bench_metering(root: Path, n: int) -> dict[str, list[float]]:
+    """Seconds to start metering a bwrap seat and to compute its charged time once."""
+    bot = install_package(TRIVIAL_BOT, "trivial.py", root / "meter")
+    times: dict[str, list[float]] = {"begin": [], "check": []}
+    with open_session(BwrapRunner(), bot, CLOCK) as session:
+        session.hello(HELLO)
+        meter = session._meter  # its tree found during hello, as in a match
+        for _ in range(n):
+            meter.start()
+            start = time.perf_counter()
+            meter.begin_metering()
+            middle = time.perf_counter()
+            meter.charged()
+            end = time.perf_counter()
+            times["begin"].append(middle - start)
+            times["check"].append(end - middle)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--decisions", type=int, default=3000)
+    parser.add_argument("--slow", type=int, default=200)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="qs-bench-clock-"))
+    root.chmod(0o711)
+    try:
+        trips = bench_round_trips(root, args.decisions)
+        metering = bench_metering(root, args.slow)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    fair, wall = (statistics.median(trips[k]) * 1e6 for k in ("fair", "wall"))
+    print(f"decision round trip in bwrap, median of {args.decisions} each (alternated blocks)")
+    print(f"  {'wall':>6}: {wall:7.1f} µs   (reference: the wall clock)")
+    print(f"  {'fair':>6}: {fair:7.1f} µs   ratio {fair / wall:.3f}")
+    begin, check = (statistics.median(metering[k]) * 1e6 for k in ("begin", "check"))
+    print(f"metering a slow decision (> 20 ms) of a bwrap seat, median of {args.slow}")
+    print(f"  {'begin':>6}: {begin:7.1f} µs   (schedstat of the tree's threads, host state)")
+    print(f"  {'check':>6}: {check:7.1f} µs   (schedstat of the tree's threads, at each deadline)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,246 @@
+"""Fair move clocks: what a decision costs the bot, whatever else the worker is doing.
+
+A decision's *charged* time is ``max(cpu, wall - waited)`` over the seat's process tree, where
+``cpu`` is the CPU time all its threads used and ``waited`` the time its threads spent runnable
+but waiting for a CPU that something else held (the scheduler's run delay, per thread, from
+``/proc/<pid>/task/<tid>/schedstat``). So computing costs its CPU time, sleeping or blocking costs
+wall time, and being kept off the CPU by a busy worker costs nothing. The clock runs out when the
+charged time reaches the limit (the bot's ``timeout``); a wall-clock backstop of
+``BACKSTOP_FACTOR`` times the limit ends a decision that the host starved: then, if the charged
+time is still under the limit, the timeout is the platform's (``PlatformTimeout``: the match is
+played again), never the bot's.
+
+Invariants: ``charged <= wall`` is not assumed (a bot with many busy threads is charged all their
+CPU); the threads of the tree counted are those seen when the meter started, plus any found later
+(their CPU counts, their waiting does not: a fork cannot buy time). The tree's processes are
+read from the seat's cgroup at every check when it has one (one file); otherwise they are looked
+up (a scan of /proc) until the bot has answered ``hello``, then kept: a process forked later is not
+seen, which can only make the clock stricter (its waiting is never credited). Only slow
+decisions pay for this: the meter starts ``LAZY_S`` after the request (the first ``LAZY_S`` are
+charged as wall time; half of ``hello_ms`` for ``hello``), so a quick reply costs no ``/proc`` read
+at all; the tree's first lookup (a /proc scan) is paid once per seat, at its first slow decision.
+Without ``schedstat`` (a kernel without ``CONFIG_SCHED_INFO``, or Docker, where the bot is no
+descendant of the worker) the charged time is the wall time, as before. This module must not
+import Django or ``engine``.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+#: The wall-clock backstop, in multiples of the decision's limit.
+BACKSTOP_FACTOR = 3.0
+#: A decision is metered only after this long (a quick reply reads nothing from /proc).
+LAZY_S = 0.02
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+class PlatformTimeout(Exception):
+    """The host kept a seat off the CPU until the backstop while its charged time was under its
+    limit: the platform's failure (the match is played again), not the bot's fault."""
+
+
+@dataclass(frozen=True)
+class TaskTimes:
+    """CPU and run-queue wait of a set of threads, in seconds, keyed by (pid, tid)."""
+
+    cpu: dict[tuple[int, int], float] = field(default_factory=dict)
+    waited: dict[tuple[int, int], float] = field(default_factory=dict)
+
+
+def tree_pids(root: int, uid: int | None = None) -> list[int]:
+    """``root`` and its live descendants, found through every ``/proc/<pid>/stat``'s parent pid
+    (a scan of /proc; only processes owned by ``uid`` or root are read when it is given)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if uid is not None and os.stat(f"/proc/{entry}").st_uid not in (uid, 0):
+                continue
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                text = stat.read()
+        except OSError:
+            continue
+        fields = text[text.rfind(b")") + 2 :].split()
+        if fields and fields[0] != b"Z":
+            parents[int(entry)] = int(fields[1])
+    found, frontier = [root], [root]
+    while frontier:
+        frontier = [pid for pid, parent in parents.items() if parent in frontier]
+        found += frontier
+    return found
+
+
+def task_times(pids: list[int], states: list[tuple[int, int]] | None = None) -> TaskTimes | None:
+    """Every live thread's CPU and run-queue wait, or None where ``schedstat`` is unavailable;
+    the threads that are runnable now are added to ``states`` if given."""
+    times = TaskTimes()
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                fd = os.open(f"/proc/{pid}/task/{tid}/schedstat", os.O_RDONLY)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return None
+            try:
+                parts = os.read(fd, 128).split()
+            finally:
+                os.close(fd)
+            if len(parts) < 2:
+                return None
+            key = (pid, int(tid))
+            times.cpu[key] = int(parts[0]) / 1e9
+            times.waited[key] = int(parts[1]) / 1e9
+            if states is not None and _runnable(pid, tid):
+                states.append(key)
+    return times
+
+
+def _runnable(pid: int, tid: str) -> bool:
+    """Whether the thread is running or waiting for a CPU now (state ``R``)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/stat", "rb") as stat:
+            text = stat.read()
+    except OSError:
+        return False
+    return text[text.rfind(b")") + 2 : text.rfind(b")") + 3] == b"R"
+
+
+def host_state() -> dict[str, float]:
+    """The host now: load averages and runnable tasks, this worker's own CPU seconds, and the
+    cumulative CPU seconds stolen by the hypervisor (``/proc/stat``)."""
+    state: dict[str, float] = {}
+    try:
+        with open("/proc/loadavg") as loadavg:
+            parts = loadavg.read().split()
+        state.update(load1=float(parts[0]), load5=float(parts[1]), load15=float(parts[2]),
+                     runnable=float(parts[3].split("/")[0]))
+    except (OSError, IndexError, ValueError):
+        pass
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    state["worker_cpu_s"] = round(usage.ru_utime + usage.ru_stime, 3)
+    try:
+        with open("/proc/stat") as stat:
+            cpu = stat.readline().split()
+        state["steal_s"] = int(cpu[8]) / _CLK_TCK if len(cpu) > 8 else 0.0
+    except (OSError, ValueError):
+        pass
+    state["cpus"] = float(os.cpu_count() or 1)
+    return state
+
+
+class DecisionMeter:
+    """Meters one decision of the seat whose tree starts at ``root`` (owned by ``uid``, if
+    known). ``start()`` at the request; ``charged()`` whenever the channel's wait ends without a
+    reply; ``charged_cheap()`` at a reply."""
+
+    def __init__(
+        self, root: int, uid: int | None = None, members: Callable[[], list[int]] | None = None
+    ) -> None:
+        self.root = root
+        self.uid = uid
+        #: The seat's processes read cheaply (its cgroup's ``cgroup.procs``), if it has a cgroup:
+        #: then they are looked up at every check, forks included.
+        self.members = members
+        self.started = 0.0
+        self._metered_at: float | None = None
+        self._pids: list[int] = []
+        #: Look for the tree's processes again at every check (a scan of /proc, milliseconds):
+        #: while the bot starts (hello); afterwards the tree found then is kept (threads are
+        #: still found anew), which only makes the clock stricter for a bot that forks later.
+        self.rescan = True
+        self._base: TaskTimes | None = None
+        self._host: dict[str, float] = {}
+        self.last: dict[str, float] = {}
+        #: Whether a thread of the seat was runnable (computing, or waiting for a CPU) at the
+        #: last check: a run-queue wait is counted only when it ends, so a thread starved right
+        #: now shows no wait yet.
+        self.runnable = False
+
+    def starved_now(self, limit_s: float) -> bool:
+        """At the last check, a thread of the seat was runnable while the seat's CPU stayed under
+        ``limit_s``: it is being kept off the CPU (a sleeping bot is not runnable; a computing
+        one that gets a CPU soon passes ``limit_s`` of CPU)."""
+        return self.runnable and self.last.get("cpu_s", limit_s) < limit_s
+
+    def start(self) -> None:
+        self.runnable = False
+        self.started = time.monotonic()
+        self._metered_at = None
+        self._base = None
+
+    def lazy_deadline(self, limit_s: float) -> float:
+        """When the meter should start if no reply came by then: ``LAZY_S`` into a decision, half
+        the limit into ``hello`` (while ``rescan``: the bot is starting, and looking up its tree
+        costs a scan of /proc that would delay a quick start)."""
+        return self.started + (limit_s / 2 if self.rescan else LAZY_S)
+
+    def begin_metering(self) -> None:
+        """Take the baseline (the tree, its threads' times, the host's steal): once per slow
+        decision."""
+        if self._metered_at is not None:
+            return
+        self._metered_at = time.monotonic()
+        if self.rescan or self.members is not None or not self._pids:
+            self._pids = self._lookup()
+        self._base = task_times(self._pids)
+        self._host = host_state()
+
+    def charged(self, *, rescan: bool = True) -> float:
+        """The seconds charged to the bot so far in this decision (see the module's docstring);
+        ``rescan`` looks for processes the tree started since (while ``self.rescan``)."""
+        now = time.monotonic()
+        wall = now - self.started
+        if self._metered_at is None or self._base is None:
+            self.last = {"wall_s": wall}
+            return wall
+        if rescan and (self.rescan or self.members is not None):
+            self._pids = self._lookup()
+        runnable: list[tuple[int, int]] = []
+        times = task_times(self._pids, runnable if rescan else None)
+        self.runnable = bool(runnable)
+        if times is None:
+            self.last = {"wall_s": wall}
+            return wall
+        base = self._base
+        cpu = sum(v - base.cpu.get(k, 0.0) for k, v in times.cpu.items())
+        waited = sum(v - base.waited[k] for k, v in times.waited.items() if k in base.waited)
+        unmetered = self._metered_at - self.started  # charged as wall time
+        charged = unmetered + max(cpu, (now - self._metered_at) - waited)
+        self.last = {"wall_s": wall, "cpu_s": cpu, "waited_s": waited, "charged_s": charged}
+        return charged
+
+    def _lookup(self) -> list[int]:
+        """The seat's processes: its cgroup's members (and the root) if known, else a /proc scan."""
+        if self.members is not None:
+            found = self.members()
+            if found:
+                return [self.root, *(pid for pid in found if pid != self.root)]
+        return tree_pids(self.root, self.uid)
+
+    def charged_cheap(self) -> float:
+        """At a reply: the wall time if the decision was quick (nothing read), else ``charged``."""
+        if self._metered_at is None:
+            return time.monotonic() - self.started
+        return self.charged(rescan=False)
+
+    def describe(self) -> str:
+        """The decision's times and the host's state, for a timeout's detail and the logs."""
+        now = host_state()
+        parts = [f"{k}={v:.3f}" for k, v in self.last.items()]
+        parts += [f"{k}={now[k]:g}" for k in ("load1", "runnable", "cpus") if k in now]
+        if "steal_s" in now and "steal_s" in self._host:
+            parts.append(f"steal_s={now['steal_s'] - self._host['steal_s']:.2f}")
+        if "worker_cpu_s" in now and "worker_cpu_s" in self._host:
+            parts.append(f"worker_cpu_s={now['worker_cpu_s'] - self._host['worker_cpu_s']:.3f}")
+        return "host: " + " ".join(parts)

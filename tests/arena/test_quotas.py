@@ -1,0 +1,88 @@
+"""Quotas against abuse of the service, through the pages and the API alike: uploads per user (one
+counter for both), matches queued per user (round-robins by either door), signups per address;
+staff exempt. Each refusal is a 429 that says where the user stands and when to try again."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from arena.models import Bot, Match, Tournament
+from arena.services.bots import builtin_bots_ensure
+from tests.arena.conftest import RANDOM_BOT, uploaded
+
+pytestmark = pytest.mark.django_db
+
+
+def _web(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_one_upload_quota_for_the_form_and_the_api(alice, client_for, settings):
+    settings.ARENA_UPLOAD_RATE = "2/minute"
+    api = client_for(alice)
+    assert api.post("/api/bots/", {"name": "a", "file": uploaded(RANDOM_BOT)}).status_code == 201
+    web = _web(alice)
+    assert web.post("/bots/new/", {"name": "b", "file": uploaded(RANDOM_BOT)}).status_code == 302
+    refused = api.post("/api/bots/", {"name": "c", "file": uploaded(RANDOM_BOT)})
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    page = web.post("/bots/new/", {"name": "d", "file": uploaded(RANDOM_BOT)})
+    assert page.status_code == 429 and int(page["Retry-After"]) > 0
+    assert "at most 2 bot uploads per minute" in page.content.decode()
+    bot = Bot.objects.get(owner=alice, name="a")
+    web.post(f"/bots/{bot.pk}/versions/", {"file": uploaded(RANDOM_BOT)})
+    assert bot.versions.count() == 1
+    assert sorted(Bot.objects.filter(owner=alice).values_list("name", flat=True)) == ["a", "b"]
+
+
+def test_staff_have_no_upload_quota(client_for, settings, db):
+    settings.ARENA_UPLOAD_RATE = "1/minute"
+    staff = User.objects.create_user("op", password="op-password-1", is_staff=True)
+    codes = [
+        client_for(staff).post("/api/bots/", {"name": f"s{i}", "file": uploaded(RANDOM_BOT)})
+        .status_code
+        for i in range(3)
+    ]
+    assert codes == [201, 201, 201]
+
+
+def test_queued_matches_per_user_through_the_api_and_the_form(alice, bob, client_for, settings):
+    settings.ARENA_MAX_QUEUED_MATCHES = 10
+    builtins = builtin_bots_ensure()
+    versions = [builtins["random"].pk, builtins["greedy"].pk]
+    api = client_for(alice)
+    body = {"name": "cup", "rules": {"preset": "pollack"}, "versions": versions, "pairs": 4}
+    assert api.post("/api/tournaments/", body, format="json").status_code == 201  # 8 queued
+    refused = api.post("/api/tournaments/", {**body, "pairs": 2}, format="json")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 60
+    detail = refused.json()["detail"]
+    assert "you have 8 match(es) queued or running and this would add 4" in detail
+    assert "at most 10" in detail and "try again in about" in detail
+    page = _web(alice).post("/tournaments/new/", {
+        "name": "cup 2", "preset": "pollack", "pairs": 2, "versions": versions,
+    })
+    assert page.status_code == 429 and "you have 8 match(es) queued" in page.content.decode()
+    assert Tournament.objects.filter(created_by=alice).count() == 1
+    assert Match.objects.count() == 8
+    # Another user has a quota of their own; staff have none.
+    assert client_for(bob).post("/api/tournaments/", body, format="json").status_code == 201
+    staff = User.objects.create_user("op", password="op-password-1", is_staff=True)
+    big = {**body, "pairs": 20}
+    assert client_for(staff).post("/api/tournaments/", big, format="json").status_code == 201
+
+
+def test_signups_per_client_address(settings, db):
+    settings.ARENA_SIGNUP_RATE = "2/hour"
+
+    def signup(name: str, address: str) -> int:
+        return Client(REMOTE_ADDR=address).post("/signup/", {
+            "username": name, "password1": "a-long-pass-phrase-1", "password2":
+            "a-long-pass-phrase-1",
+        }).status_code
+
+    assert [signup(f"u{i}", "203.0.113.7") for i in range(3)] == [302, 302, 429]
+    assert not User.objects.filter(username="u2").exists()
+    assert signup("other", "198.51.100.9") == 302
