@@ -138,7 +138,7 @@ def main() -> int:
         float(seconds) * 1000
         for n in range(args.workers)
         for seconds in re.findall(
-            rb"arena\.tasks\.play_match\[[^\]]+\] succeeded in ([0-9.]+)s: True",
+            rb"arena\.tasks\.(?:run|play)_match\[[^\]]+\] succeeded in ([0-9.]+)s: True",
             (logs / f"worker-{n}.log").read_bytes(),
         )
     ]

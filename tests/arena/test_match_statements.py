@@ -168,7 +168,7 @@ def refits_sent_to(monkeypatch) -> list[int]:
     """The board ids of the refit tasks sent from now on (not run)."""
     sent: list[int] = []
     monkeypatch.setattr(
-        "arena.tasks.refit_ratings.apply_async", lambda args, **options: sent.extend(args)
+        "arena.tasks.refit_ratings.apply_async", lambda args, kwargs, **options: sent.extend(args)
     )
     return sent
 

@@ -23,6 +23,7 @@ from arena.models import (
 from arena.services.bots import builtin_bots_ensure
 from arena.services.matches import match_requeue, matches_sweep_stuck
 from arena.services.play import match_play, version_spec
+from arena.services.queue import RUN_MATCH
 from arena.services.schedules import schedule_create, schedules_run_due
 from arena.services.tournaments import tournament_create
 from tests.arena.conftest import FIRST_BOT, RANDOM_BOT
@@ -189,11 +190,11 @@ def test_the_sweep_resends_the_lost_tasks_of_queued_matches(
     tournament.matches.update(created_at=timezone.now() - timedelta(minutes=age_minutes))
     with (
         mock.patch("arena.services.matches.matches_waiting_in_broker", return_value=waiting),
-        mock.patch("arena.tasks.play_match.delay") as delay,
+        mock.patch("arena.tasks.run_match.apply_async") as delay,
         run_tasks(),
     ):
         assert matches_resend_orphans() == (ids if resent else [])
-    assert sorted(call.args[0] for call in delay.call_args_list) == (ids if resent else [])
+    assert sorted(call.args[0][0] for call in delay.call_args_list) == (ids if resent else [])
 
 
 @pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored")  # meant: published
@@ -206,8 +207,8 @@ def test_the_broker_counts_the_match_tasks_waiting(settings):
         connection.default_channel.queue_declare(queue=queue)
         connection.default_channel.queue_purge(queue)
         assert matches_waiting_in_broker() == 0
-        app.send_task("arena.tasks.play_match", (10**9,), queue=queue)
-        app.send_task("arena.tasks.play_match", (10**9 + 1,), queue=queue)
+        app.send_task(RUN_MATCH, (10**9,), queue=queue)
+        app.send_task(RUN_MATCH, (10**9 + 1,), queue=queue)
         assert matches_waiting_in_broker() == 2
         connection.default_channel.queue_purge(queue)
     assert matches_waiting_in_broker() == 0

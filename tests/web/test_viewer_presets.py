@@ -95,7 +95,7 @@ def recorded(user, preset: str, wanted: Callable[[dict], bool]) -> tuple[Match, 
     else:
         pytest.fail(f"no {preset} replay with what the test needs in 2,000 seeds")
     builtins = builtin_bots_ensure()
-    with mock.patch("arena.tasks.play_match.delay"):
+    with mock.patch("arena.tasks.run_match.apply_async"):
         tournament = tournament_create(
             created_by=user, name=f"{preset} replays", rules=rules, pairs=1, seed=seed,
             version_ids=[builtins["random"].pk, builtins["greedy"].pk],
