@@ -6,9 +6,8 @@ from django import forms
 from django.contrib import admin, messages
 
 from arena.models import Bot, BotVersion, Match, MatchSeat, Schedule, Tournament
-from arena.rulesets import parse_rules
 from arena.services.matches import match_requeue
-from engine import RulesError
+from engine import RulesError, rules_from_dict
 
 
 @admin.register(Bot)
@@ -62,7 +61,7 @@ class ScheduleForm(forms.ModelForm):
     def clean_rules(self) -> dict:
         rules = self.cleaned_data["rules"]
         try:
-            parse_rules(rules)
+            rules_from_dict(rules)
         except RulesError as error:
             raise forms.ValidationError(str(error)) from None
         return rules

@@ -26,6 +26,8 @@ from pathlib import Path
 import dj_database_url
 from kombu import Queue
 
+from sandbox.package import MAX_PACKAGE_BYTES
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ARENA_VAR_DIR", BASE_DIR / "var")).resolve()
 VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -176,8 +178,11 @@ STORAGES = {
         )
     },
 }
-#: Largest request body accepted at all (413 before it is read); a bot package is at most 5 MiB.
-ARENA_MAX_REQUEST_BYTES = int(os.environ.get("ARENA_MAX_REQUEST_BYTES", str(8 * 1024 * 1024)))
+#: Largest request body accepted at all (413 before it is read, the one size check before the
+#: package's own): by default a bot package at its cap and its multipart envelope.
+ARENA_MAX_REQUEST_BYTES = int(
+    os.environ.get("ARENA_MAX_REQUEST_BYTES", str(MAX_PACKAGE_BYTES + 64 * 1024))
+)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 LOGIN_URL = "/login/"

@@ -26,10 +26,11 @@ from arena.models import (
     VersionStatus,
 )
 from arena.rating import fit_ratings
-from arena.rulesets import parse_rules, rules_key
+from arena.rulesets import rules_key
 from arena.selectors.ratings import rated_results
 from arena.services import ratings as ratings_service
 from arena.services.ratings import ratings_refit, ratings_request_refit
+from engine import rules_from_dict
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +53,7 @@ def versions(alice, bob) -> list[BotVersion]:
 
 def tournament_of(user, versions, rules=None) -> Tournament:
     rules = rules or {"preset": PRESET}
-    parsed = parse_rules(rules)
+    parsed = rules_from_dict(rules)
     t = Tournament.objects.create(
         name="cup",
         created_by=user,

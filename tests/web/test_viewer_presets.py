@@ -103,7 +103,7 @@ def recorded(user, preset: str, wanted: Callable[[dict], bool]) -> tuple[Match, 
     match = tournament.matches.order_by("id").first()
     seats = match.seats.select_related("version__bot__owner").order_by("seat")
     players = [Player(s.version.bot.label, s.version.number) for s in seats]
-    replay = play(match.rules, match.seed, match.match_id, players)
+    replay = play(match.rules, match.seed, match.protocol_id, players)
     result = replay["result"]
     Match.objects.filter(pk=match.pk).update(
         status="finished", winner=result["winner"], score=result["score"],
