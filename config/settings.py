@@ -4,17 +4,8 @@ With no environment at all: SQLite at ``var/db.sqlite3`` and Celery on kombu's f
 under ``var/broker/`` (one machine only: it loses the task of a worker that dies). ``DATABASE_URL``
 switches to PostgreSQL, ``REDIS_URL`` to Redis for the broker and the cache.
 
-Environment variables:
-  DJANGO_SECRET_KEY, DJANGO_DEBUG (1/0), ALLOWED_HOSTS (comma-separated), CSRF_TRUSTED_ORIGINS,
-  DATABASE_URL, REDIS_URL, ARENA_VAR_DIR (default ./var), ARENA_SANDBOX (bwrap | docker),
-  ARENA_QUEUE (Celery queue of matches; short platform work goes to ARENA_QUEUE-control),
-  ARENA_REFIT_EVERY (s, least time between two refits of a rating board),
-  ARENA_RATING_HISTORY_EVERY (s, one kept generation of a board's history per this long),
-  ARENA_REDIS_PREFIX (before every Redis key),
-  ARENA_MATCH_TIME_LIMIT (s), ARENA_STUCK_AFTER (s),
-  ARENA_VISIBILITY_TIMEOUT (s, Redis: when an unacknowledged match goes back to the queue),
-  ARENA_UPLOAD_RATE (e.g. 30/hour), ARENA_BOT_CACHE (unpacked bots), CELERY_EAGER (1: run tasks
-  in-process, for tests and demos without a worker).
+Every environment variable read here, with its default and meaning, is in ``docs/settings.md``
+(``tests/test_settings_doc.py`` keeps the table and this file in step).
 Must not import ``arena``.
 """
 
