@@ -43,7 +43,7 @@ test-slow: venv
 
 # make test's pytest without the browser install and lint, stopping at the first failure.
 test-fast: venv
-	env $(SERVICES) $(PY) -m pytest -x -m "not slow"
+	env $(SERVICES) $(PY) -m pytest -x -m "not slow and not reliability"
 
 migrate: venv
 	$(PY) manage.py migrate --noinput -v0
