@@ -8,6 +8,7 @@ from datetime import timedelta
 from unittest import mock
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from arena.models import (
@@ -67,6 +68,22 @@ def test_the_last_match_finishes_the_tournament(tournament, run_tasks):
             match_play(match_id=match.pk)
     tournament.refresh_from_db()
     assert tournament.status == "finished" and tournament.finished_at is not None
+
+
+@pytest.mark.parametrize("name", [RUN_MATCH, "arena.tasks.play_match"])
+def test_a_match_task_sent_by_name_plays_the_match(tournament, run_tasks, name):
+    """Services send the match task by its registered name (eager here: it runs in-process); the
+    name of earlier releases, ``arena.tasks.play_match``, still plays a match queued before an
+    upgrade."""
+    from celery import current_app
+
+    match = tournament.matches.first()
+    with run_tasks():
+        transaction.on_commit(
+            lambda: current_app.signature(name, args=(match.pk,)).apply_async()
+        )
+    match.refresh_from_db()
+    assert match.status == MatchStatus.FINISHED and match.attempts == 1
 
 
 def test_a_redelivered_running_match_is_played_again(tournament):
