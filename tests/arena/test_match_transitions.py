@@ -1,7 +1,7 @@
 """A worker's per-match transitions (``arena.services.matches``): the start and the record in one
 statement each on PostgreSQL do what the ORM path does (SQLite, validation matches), with the same
 rows, conditions and follow-up; the statements are written from the models' names and load what
-they did not select as deferred fields, never as defaults; and a tournament match costs five
+they did not select as deferred fields, never as defaults; and a tournament match costs four
 statements in the usual case."""
 
 from __future__ import annotations
@@ -216,17 +216,17 @@ def test_a_board_that_does_not_exist_yet_is_created_and_queued(tournament, path,
 
 
 @on_postgresql
-def test_a_tournament_match_takes_five_statements(tournament, run_tasks):
+def test_a_tournament_match_takes_four_statements(tournament, run_tasks):
     """Start and record one statement each; after commit, through their own services, the
-    tournament's finish check (one) and the refit request (two: no running refit to turn into
-    again, and one already queued), the usual case during a round-robin."""
+    tournament's finish check and the refit request (one each when the board's refit is already
+    queued), the usual case during a round-robin."""
     board(RefitState.QUEUED)
     match = tournament.matches.order_by("pk").first()
     with CaptureQueriesContext(connection) as queries, run_tasks():
         assert match_play(match_id=match.pk) is True
     statements = [q["sql"] for q in queries.captured_queries
                   if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
-    assert len(statements) == 5, statements
+    assert len(statements) == 4, statements
 
 
 def test_start_defers_what_it_did_not_select(tournament, path):
