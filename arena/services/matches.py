@@ -151,19 +151,17 @@ def _start_in_one_statement(match_id: int) -> tuple[Match, list[MatchSeat]] | No
         rows = cursor.fetchall()
     if not rows:
         return None
-    models = list(chosen)  # Match, MatchSeat, BotVersion, Bot, the user model: the row's order
     match = None
     seats = []
     for row in rows:
         loaded_row = {}
         at = 0
-        for model in models:
-            width = len(chosen[model])
-            loaded_row[model] = loaded(model, chosen[model], row[at:at + width])
-            at += width
-        match = match or loaded_row[Match]
+        for model, model_fields in chosen.items():  # the row's order: match, seat ... owner
+            loaded_row[model] = loaded(model, model_fields, row[at:at + len(model_fields)])
+            at += len(model_fields)
+        match = match or loaded_row[Match]  # the same match on every row
         bot = loaded_row[Bot]
-        bot.owner = loaded_row[models[4]]
+        bot.owner = loaded_row[get_user_model()]
         version = loaded_row[BotVersion]
         version.bot = bot
         seat = loaded_row[MatchSeat]
