@@ -197,9 +197,11 @@ def match_record_result(*, match: Match, played: PlayedMatch) -> bool:
         "finished_at": timezone.now(),
     }
     if match.kind == MatchKind.TOURNAMENT and one_statement():
-        recorded = _record_in_one_statement(match.pk, finish, data, len(raw), seat_logs)
+        recorded, others_queued = _record_in_one_statement(
+            match, finish, data, len(raw), seat_logs
+        )
         if recorded:
-            _follow_up_on_commit(match)
+            _follow_up_on_commit(match, finish_check=not others_queued)
         return recorded
     with transaction.atomic():
         finished = Match.objects.filter(pk=match.pk, status=MatchStatus.RUNNING).update(**finish)
@@ -227,8 +229,10 @@ def _record_statement(finish_fields: tuple[str, ...], seats: tuple[int, ...]) ->
     """The record as one statement: the match's UPDATE (only if running), the replay's INSERT and
     one UPDATE per seat in ``seats``, each part running only if the match's UPDATE did (data-
     modifying CTEs joined on its ``RETURNING``); it returns the number of replays inserted (1 or
-    0). Parameters: ``%(id)s``, ``%(running)s``, one per field of ``finish_fields``, ``%(data)s``,
-    ``%(size)s`` and, per seat ``n``, ``%(<field>_<n>)s`` for each of ``_SEAT_WRITES``."""
+    0) and whether another match of the round-robin is still queued. Parameters: ``%(id)s``,
+    ``%(running)s``, ``%(queued)s``, ``%(tournament)s``, one per field of ``finish_fields``,
+    ``%(data)s``, ``%(size)s`` and, per seat ``n``, ``%(<field>_<n>)s`` for each of
+    ``_SEAT_WRITES``."""
     pk = column(Match, "pk")
     sets = ", ".join(f"{column(Match, name)} = %({name})s" for name in finish_fields)
     seat_table, seat_match = table(MatchSeat), column(MatchSeat, "match")
@@ -249,21 +253,25 @@ replay AS (
     INSERT INTO {table(Replay)} ({replay_match}, {column(Replay, "data")}, {column(Replay, "size")})
     SELECT {pk}, %(data)s, %(size)s FROM finished
     RETURNING {replay_match}){seat_parts}
-SELECT count(*) FROM replay
+SELECT (SELECT count(*) FROM replay), EXISTS (
+    SELECT 1 FROM {table(Match)} WHERE {column(Match, "tournament")} = %(tournament)s
+        AND {column(Match, "status")} = %(queued)s AND {pk} <> %(id)s)
 """
 
 
 def _record_in_one_statement(
-    match_id: int, finish: dict, data: bytes, size: int,
+    match: Match, finish: dict, data: bytes, size: int,
     seat_logs: dict[int, tuple[str, str, str]],
-) -> bool:
-    """``match_record_result``'s writes in one statement; False, and nothing written, unless the
-    match was running. Values go through their fields' own preparation (JSON, bytes)."""
+) -> tuple[bool, bool]:
+    """``match_record_result``'s writes in one statement: (recorded, another match of the
+    round-robin still queued). Not recorded, and nothing written, unless the match was running.
+    Values go through their fields' own preparation (JSON, bytes)."""
     params = {
         name: Match._meta.get_field(name).get_db_prep_save(value, connection)
         for name, value in finish.items()
     }
-    params.update({"id": match_id, "running": MatchStatus.RUNNING, "size": size,
+    params.update({"id": match.pk, "running": MatchStatus.RUNNING, "size": size,
+                   "queued": MatchStatus.QUEUED, "tournament": match.tournament_id,
                    "data": Replay._meta.get_field("data").get_db_prep_save(data, connection)})
     for n, values in seat_logs.items():
         params.update({f"{name}_{n}": value for name, value in zip(_SEAT_WRITES, values,
@@ -271,8 +279,8 @@ def _record_in_one_statement(
     sql = _record_statement(tuple(finish), tuple(sorted(seat_logs)))
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        (recorded,) = cursor.fetchone()
-    return bool(recorded)
+        recorded, others_queued = cursor.fetchone()
+    return bool(recorded), others_queued
 
 
 def match_after_record(*, match_id: int) -> None:
@@ -288,17 +296,23 @@ def match_after_record(*, match_id: int) -> None:
         _follow_up(match)
 
 
-def _follow_up_on_commit(match: Match) -> None:
+def _follow_up_on_commit(match: Match, *, finish_check: bool = True) -> None:
     """``_follow_up`` once the current transaction commits (now, outside one): of two last
     matches finishing together, the later check sees both done, and a refit that reads the board
     after the request sees this result."""
-    transaction.on_commit(lambda: _follow_up(match))
+    transaction.on_commit(lambda: _follow_up(match, finish_check=finish_check))
 
 
-def _follow_up(match: Match) -> None:
+def _follow_up(match: Match, *, finish_check: bool = True) -> None:
     """A finished tournament match's progress and rating work, through their own services: the
-    tournament's finish check and the board's refit request, both idempotent."""
-    tournament_finish_if_done(tournament_id=match.tournament_id)
+    tournament's finish check and the board's refit request, both idempotent.
+
+    ``finish_check=False`` when the record saw another match of the round-robin still queued:
+    this match is not the last, and that one's own follow-up (or its failure's, or the minutely
+    sweep's) makes the check, after it has started, played and committed, so after this result
+    committed. It saves a round trip on every match but the last few."""
+    if finish_check:
+        tournament_finish_if_done(tournament_id=match.tournament_id)
     ratings_request_refit(preset=match.rules["preset"], rules_key=match.rules_key)
 
 

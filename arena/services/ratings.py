@@ -21,7 +21,6 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from arena.models import Rating, RatingBoard, RefitState
@@ -40,19 +39,14 @@ def ratings_request_refit(*, preset: str, rules_key: str) -> None:
     """Ask for the ratings of board ``rules_key`` (rule preset ``preset``) to be refitted:
     idle → queued (one task sent after commit), running → again; queued and again stay.
 
-    Runs after every rated match, so the usual cases take one statement (an UPDATE that matches a
-    fresh running, queued or again board): a running refit becomes again, a queued or again one
-    is left as it is, its ``state_changed_at`` too (it has yet to read the board)."""
+    Runs after every rated match, so the usual case takes one read: a fresh queued or again
+    refit needs nothing (it has yet to read the board, and this result committed before this
+    request); a fresh running one becomes again in one more statement."""
     now = timezone.now()
-    running = Q(state=RefitState.RUNNING)
-    handled = RatingBoard.objects.filter(
-        key=rules_key, state_changed_at__gte=now - REFIT_STALE_AFTER,
-        state__in=(RefitState.RUNNING, RefitState.QUEUED, RefitState.AGAIN),
-    ).update(
-        state=Case(When(running, then=Value(RefitState.AGAIN)), default=F("state")),
-        state_changed_at=Case(When(running, then=Value(now)), default=F("state_changed_at")),
-    )
-    if handled:
+    fresh = RatingBoard.objects.filter(key=rules_key, state_changed_at__gte=now - REFIT_STALE_AFTER)
+    if fresh.filter(state__in=(RefitState.QUEUED, RefitState.AGAIN)).exists():
+        return
+    if fresh.filter(state=RefitState.RUNNING).update(state=RefitState.AGAIN, state_changed_at=now):
         return
     with transaction.atomic():
         RatingBoard.objects.get_or_create(

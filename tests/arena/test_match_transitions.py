@@ -1,7 +1,7 @@
 """A worker's per-match transitions (``arena.services.matches``): the start and the record in one
 statement each on PostgreSQL do what the ORM path does (SQLite, validation matches), with the same
 rows, conditions and follow-up; the statements are written from the models' names and load what
-they did not select as deferred fields, never as defaults; and a tournament match costs four
+they did not select as deferred fields, never as defaults; and a tournament match costs three
 statements in the usual case."""
 
 from __future__ import annotations
@@ -161,6 +161,24 @@ def test_the_last_result_finishes_the_tournament(tournament, path, run_tasks):
         assert tournament.status == expected
 
 
+def test_the_last_two_results_together_finish_the_tournament(tournament, path, run_tasks):
+    """The last two matches started before either is recorded: neither sees another one queued,
+    both make the finish check, and the later one finishes the round-robin."""
+    *first, one, two = list(tournament.matches.order_by("pk"))
+    for match in first:
+        with run_tasks():
+            match_record_result(match=match_start(match_id=match.pk).match, played=played())
+    started = [match_start(match_id=one.pk), match_start(match_id=two.pk)]
+    with run_tasks():
+        match_record_result(match=started[0].match, played=played())
+    tournament.refresh_from_db()
+    assert tournament.status == TournamentStatus.RUNNING
+    with run_tasks():
+        match_record_result(match=started[1].match, played=played())
+    tournament.refresh_from_db()
+    assert tournament.status == TournamentStatus.FINISHED
+
+
 def board(state: RefitState, age: timedelta = timedelta(0)) -> RatingBoard:
     board, _ = RatingBoard.objects.update_or_create(
         key="quatre-sept",
@@ -216,17 +234,18 @@ def test_a_board_that_does_not_exist_yet_is_created_and_queued(tournament, path,
 
 
 @on_postgresql
-def test_a_tournament_match_takes_four_statements(tournament, run_tasks):
-    """Start and record one statement each; after commit, through their own services, the
-    tournament's finish check and the refit request (one each when the board's refit is already
-    queued), the usual case during a round-robin."""
+def test_a_tournament_match_takes_three_statements(tournament, run_tasks):
+    """Start and record one statement each; after commit, through its own service, the refit
+    request (one read when the board's refit is already queued), the usual case during a
+    round-robin: the tournament's finish check is left to the last matches (the record saw
+    another one still queued)."""
     board(RefitState.QUEUED)
     match = tournament.matches.order_by("pk").first()
     with CaptureQueriesContext(connection) as queries, run_tasks():
         assert match_play(match_id=match.pk) is True
     statements = [q["sql"] for q in queries.captured_queries
                   if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
-    assert len(statements) == 4, statements
+    assert len(statements) == 3, statements
 
 
 def test_start_defers_what_it_did_not_select(tournament, path):
