@@ -10,7 +10,8 @@ access), never a default standing in for a value. Imports Django only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from django.db import connection
@@ -47,8 +48,16 @@ def loaded(model: type[M], chosen: Sequence[Field], values: Sequence[Any]) -> M:
     fields are deferred."""
     converted = []
     for field, value in zip(chosen, values, strict=True):
-        col = field.get_col(model._meta.db_table)
-        for convert in connection.ops.get_db_converters(col) + col.get_db_converters(connection):
+        col, converters = _converters(model, field)
+        for convert in converters:
             value = convert(value, col, connection)
         converted.append(value)
     return model.from_db(connection.alias, [f.attname for f in chosen], converted)
+
+
+@functools.cache
+def _converters(model: type[Model], field: Field) -> tuple[Any, tuple[Callable, ...]]:
+    """The column expression of ``field`` and the converters the ORM applies to what it reads
+    from it (the same for every row: worked out once)."""
+    col = field.get_col(model._meta.db_table)
+    return col, tuple(connection.ops.get_db_converters(col) + col.get_db_converters(connection))
