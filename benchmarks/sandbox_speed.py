@@ -1,10 +1,13 @@
 """Sandbox speed: start-up of a trivial bot bare (trusted) and in bwrap, and the round trip of one
 decision to a persistent bot, printed side by side.
 
-    python benchmarks/sandbox_speed.py [--starts 40] [--decisions 3000]
+    python benchmarks/sandbox_speed.py [--starts 40] [--decisions 3000] [--matches 10]
+                                       [--confinement both|full|light]
 
-Goals (issue 3): bwrap adds under 10 ms to a start; a decision round trip under 100 µs median.
-And a whole quatre-sept match of four Python random bots bare and in bwrap (goal: within 1.5x).
+Goals: bwrap adds under 10 ms to a start; a decision round trip under 100 µs median; a whole
+quatre-sept match of four Python random bots in bwrap within 1.5x of bare processes.
+``--confinement both`` (the default) runs, in the same run, bwrap with the syscall filter and the
+seat cgroups on ("bwrap") and with both off ("bwrap-light"), beside bare processes.
 Figures only; nothing here asserts on timing.
 """
 
@@ -47,11 +50,21 @@ CLOCK = Clock(hello_ms=10_000, move_ms=5_000, bank_ms=10**9)
 HELLO = {"type": "hello", "protocol": 1}
 
 
+#: The bwrap variants: full confinement (syscall filter and seat cgroups on) and light (both off).
+VARIANTS = {"bwrap": {}, "bwrap-light": {"seccomp": False, "cgroups": False}}
+
+
 def _starters(bot: InstalledBot) -> list[tuple[str, Runner, object]]:
-    """(label, runner, program) for the same bot bare and in bwrap, same interpreter and flags."""
+    """(label, runner, program) for the same bot bare and in each bwrap variant chosen, same
+    interpreter and flags."""
     runtime = host_runtime("python3")
     bare = TrustedProgram(runtime.argv(str(bot.folder / bot.package.entry), ()), cwd=bot.folder)
-    return [("bare", TrustedRunner(), bare), ("bwrap", BwrapRunner(), bot)]
+    return [("bare", TrustedRunner(), bare)] + [
+        (label, BwrapRunner(**VARIANTS[label]), bot) for label in LABELS[1:]
+    ]
+
+
+LABELS = ["bare", "bwrap", "bwrap-light"]
 
 
 def bench_start(bot: InstalledBot, n: int) -> dict[str, list[float]]:
@@ -100,7 +113,7 @@ def bench_whole_match(root: Path, matches: int) -> dict[str, list[float]]:
     source = (Path(__file__).resolve().parents[1] / "examples" / "python" / "bot.py").read_bytes()
     bot = install_package(source, "bot.py", root / "starter")
     rules = rules_for("quatre-sept")
-    times: dict[str, list[float]] = {"bare": [], "bwrap": []}
+    times: dict[str, list[float]] = {label: [] for label in LABELS}
     for seed in range(matches):
         for label, runner, target in _starters(bot):
             start = time.perf_counter()
@@ -121,8 +134,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--starts", type=int, default=40)
     parser.add_argument("--decisions", type=int, default=3000)
-    parser.add_argument("--matches", type=int, default=20)
+    parser.add_argument("--matches", type=int, default=10)
+    parser.add_argument("--confinement", choices=("both", "full", "light"), default="both",
+                        help="which bwrap variants to run beside bare processes")
     args = parser.parse_args()
+    chosen = {"both": ["bwrap", "bwrap-light"], "full": ["bwrap"], "light": ["bwrap-light"]}
+    LABELS[1:] = chosen[args.confinement]
+    full = BwrapRunner()
+    print(f"confinement of 'bwrap': {full.confinement}")
     root = Path(tempfile.mkdtemp(prefix="qs-bench-"))
     root.chmod(0o711)
     try:
@@ -132,22 +151,25 @@ def main() -> None:
         match = bench_whole_match(root, args.matches)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    bare, boxed = (statistics.median(starts[k]) * 1e3 for k in ("bare", "bwrap"))
+    bare = statistics.median(starts["bare"]) * 1e3
     print(f"start-up to ready, median of {args.starts} (python3 trivial bot)")
-    print(f"  {'bare':>8}: {bare:7.2f} ms")
-    print(f"  {'bwrap':>8}: {boxed:7.2f} ms")
-    print(f"  {'added':>8}: {boxed - bare:7.2f} ms   (goal < 10 ms)")
+    print(f"  {'bare':>11}: {bare:7.2f} ms")
+    for label in LABELS[1:]:
+        boxed = statistics.median(starts[label]) * 1e3
+        print(f"  {label:>11}: {boxed:7.2f} ms   added {boxed - bare:6.2f} ms (goal < 10 ms)")
     print(f"decision round trip over {args.decisions} decisions (persistent bot)")
-    print(f"  {'':>8}  {'median':>9}  {'p99':>9}")
-    for label in ("bare", "bwrap"):
+    print(f"  {'':>11}  {'median':>9}  {'p99':>9}")
+    for label in LABELS:
         samples = trips[label]
-        print(f"  {label:>8}: {statistics.median(samples) * 1e6:6.1f} µs  "
+        print(f"  {label:>11}: {statistics.median(samples) * 1e6:6.1f} µs  "
               f"{_p(samples, 0.99) * 1e6:6.1f} µs   (goal median < 100 µs)")
-    bare_match, boxed_match = (statistics.median(match[k]) for k in ("bare", "bwrap"))
+    bare_match = statistics.median(match["bare"])
     print(f"whole quatre-sept match, four python starter bots, median of {args.matches}")
-    print(f"  {'bare':>8}: {bare_match * 1e3:7.1f} ms")
-    print(f"  {'bwrap':>8}: {boxed_match * 1e3:7.1f} ms")
-    print(f"  {'ratio':>8}: {boxed_match / bare_match:7.2f}x     (goal within 1.5x)")
+    print(f"  {'bare':>11}: {bare_match * 1e3:7.1f} ms")
+    for label in LABELS[1:]:
+        boxed_match = statistics.median(match[label])
+        print(f"  {label:>11}: {boxed_match * 1e3:7.1f} ms   ratio "
+              f"{boxed_match / bare_match:5.2f}x (goal within 1.5x)")
 
 
 if __name__ == "__main__":

@@ -400,12 +400,14 @@ def _parse_manifest(body: bytes, members: _Members) -> tuple[str, str, tuple[str
             f"{MANIFEST_NAME}: unknown runtime {runtime!r}; the command must start with one of "
             f"{sorted(RUNTIMES)}"
         )
-    if entry.startswith("-"):
+    written = entry
+    while entry.startswith("./"):  # normalised first: the check applies to what is run
+        entry = entry[2:].lstrip("/")
+    if written.startswith("-") or entry.startswith("-"):
         raise PackageError(
-            f"{MANIFEST_NAME}: options for {runtime} are not allowed ({entry!r}); the command "
+            f"{MANIFEST_NAME}: options for {runtime} are not allowed ({written!r}); the command "
             "must be RUNTIME FILE [ARGS...]"
         )
-    entry = entry.removeprefix("./")
     if entry not in members:
         raise PackageError(
             f"{MANIFEST_NAME}: the entry file {entry!r} is not in the zip (files: "

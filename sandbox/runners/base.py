@@ -14,7 +14,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 MiB = 1024 * 1024
 
@@ -23,10 +23,11 @@ MiB = 1024 * 1024
 class Limits:
     """Per-seat resource caps a confined runner enforces. All positive.
 
-    ``memory_bytes`` is the address-space rlimit (bwrap) or the memory cgroup (docker);
-    ``cpu_seconds`` is per process and should exceed hello + bank; ``processes`` counts every
-    process and thread of the seat; ``file_bytes`` caps each written file; ``tmp_bytes`` the
-    private /tmp.
+    ``memory_bytes`` is the seat's memory cgroup (everything it allocates: every process, /tmp
+    and /dev/shm included) and also each process's address-space rlimit; ``cpu_seconds`` is per
+    process and should exceed hello + bank; ``processes`` counts every process and thread of the
+    seat; ``file_bytes`` caps each written file; ``tmp_bytes`` the private /tmp; ``shm_bytes``
+    the private /dev/shm.
     """
 
     memory_bytes: int = 1024 * MiB
@@ -35,6 +36,7 @@ class Limits:
     file_bytes: int = 16 * MiB
     open_files: int = 64
     tmp_bytes: int = 16 * MiB
+    shm_bytes: int = 4 * MiB
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
@@ -82,11 +84,17 @@ class BotProcess:
         kill_tree: Callable[[], None],
         release: Callable[[], None] = lambda: None,
         host_uid: int | None = None,
+        confinement: dict[str, str] | None = None,
+        cgroup: Any = None,
     ) -> None:
         assert popen.stdin and popen.stdout and popen.stderr
         self.popen = popen
         self.backend = backend
         self.host_uid = host_uid
+        #: What confines the seat, e.g. ``{"seccomp": "on", "cgroups": "v1"}`` (empty: unknown).
+        self.confinement = dict(confinement or {})
+        #: The seat's ``sandbox.cgroups.SeatCgroup`` while it runs, when it has one.
+        self.cgroup = cgroup
         self._signal_base = signal_base
         self._kill_tree = kill_tree
         self._release = release

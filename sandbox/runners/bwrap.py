@@ -1,18 +1,22 @@
 """The bubblewrap runner: one uploaded bot per seat in a throw-away set of Linux namespaces.
 
 What the bot gets (and nothing else): its own folder read-only at ``/bot`` (also its working
-folder), the interpreter with its shared libraries and standard library read-only at their host
-paths, a fresh ``/proc`` and minimal ``/dev``, and a private size-capped ``/tmp``. The root is a
-read-only tmpfs. New user, pid, network (loopback only, so nothing is reachable), ipc, uts and
-cgroup namespaces; no further user namespaces; a new session (no terminal injection); a minimal
-environment for bwrap and for the bot (bwrap's own pid 1 keeps what it was given).
+folder; staged by ``sandbox.staging`` under a neutral path any uid can reach), the interpreter with
+its shared libraries and standard library read-only at their host paths, a fresh ``/proc`` whose
+global counters are covered (``PROC_MASKS``) and whose ``meminfo`` shows the seat's cap, a
+read-only ``/dev`` with four devices, and private size-capped ``/tmp`` and ``/dev/shm``. The root
+is a read-only tmpfs. New user, pid, network (loopback only, so nothing is reachable), ipc, uts
+and cgroup namespaces; no further user namespaces; a new session (no terminal injection); a
+minimal environment for bwrap and for the bot; the syscall filter of ``sandbox.seccomp``.
 
-bwrap is started *as* an unprivileged uid (when the worker is root: one uid per seat from
-``UidPool``, because RLIMIT_NPROC counts per uid machine-wide), with rlimits set before exec:
-address space, CPU seconds, processes, file size, open files, no core dumps; and bwrap gets
-SIGKILL if the worker dies. The seat's whole tree
-dies with it: bwrap's pid 1 gets SIGKILL when bwrap dies (``--die-with-parent``), which ends the pid
-namespace, and the leased uid is swept before it is freed.
+The child joins the seat's cgroup (``sandbox.cgroups``: memory and processes of the whole seat)
+while still privileged, then becomes an unprivileged uid (when the worker is root: one uid per seat
+from ``UidPool``, because RLIMIT_NPROC counts per uid machine-wide), lowers its rlimits (address
+space, CPU seconds, processes, file size, open files, no core dumps) and execs bwrap, which gets
+SIGKILL if the worker dies. bwrap reads its options from a pipe, so the seat's pid 1 (bwrap) shows
+no host path in ``/proc/1/cmdline``. The seat's whole tree dies with it: bwrap's pid 1 gets SIGKILL
+when bwrap dies (``--die-with-parent``), which ends the pid namespace; the leased uid is swept and
+the cgroup emptied and removed before they are freed.
 
 This module must not import Django or ``engine``.
 """
@@ -21,20 +25,36 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
+import logging
 import os
 import resource
 import shutil
 import signal
 import stat
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+from sandbox.cgroups import CgroupSupport, SeatCgroup
+from sandbox.cgroups import detect as cgroups_detect
 from sandbox.package import InstalledBot
 from sandbox.procs import pids_of_uid
 from sandbox.runners.base import BotProcess, Limits
 from sandbox.runners.runtimes import TOP_LINKS, HostRuntime, host_runtime
+from sandbox.seccomp import bpf_program
+from sandbox.staging import (
+    empty_file,
+    empty_folder,
+    staged_bwrap,
+    staged_folder,
+    staged_libraries,
+    warm,
+)
 from sandbox.uids import UidLease, UidPool
+
+log = logging.getLogger(__name__)
 
 #: The bot's uid and gid inside the sandbox, and where its folder appears.
 SANDBOX_UID = 1000
@@ -44,6 +64,8 @@ BOT_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C
 _BWRAP_ENV = {"PATH": "/usr/bin:/bin"}
 #: Processes bwrap itself keeps in the seat (its monitor and the namespace's pid 1).
 _BWRAP_OWN_PROCESSES = 2
+#: How often (seconds) a runner asks its runtimes' files into the page cache again.
+WARM_EVERY_S = 60.0
 
 
 class BwrapUnavailable(RuntimeError):
@@ -70,8 +92,52 @@ def find_bwrap() -> str:
     )
 
 
-def bwrap_argv(bwrap: str, runtime: HostRuntime, bot: InstalledBot, limits: Limits) -> list[str]:
-    """The full bwrap command line for ``bot``."""
+#: Global /proc files through which one seat could see what another does: locks held, memory
+#: (free pages, faults), CPU (times, load, idle, scheduler and interrupt counters), forks, disk
+#: reads. Each is covered by an empty file (one mount each: only files a seat can read and change
+#: are listed; root-only files are unreadable to a seat anyway). /proc/meminfo is replaced too.
+PROC_MASKS = (
+    "/proc/locks", "/proc/stat", "/proc/loadavg", "/proc/uptime", "/proc/vmstat",
+    "/proc/zoneinfo", "/proc/buddyinfo", "/proc/schedstat", "/proc/interrupts", "/proc/softirqs",
+    "/proc/diskstats",
+)
+#: Folders of global counters covered by an empty folder: pressure stall information, and the
+#: file-system counters of /proc/sys/fs (open files, inodes, dentries).
+PROC_MASK_DIRS = ("/proc/pressure", "/proc/sys/fs")
+#: The only devices a bot gets (read-only /dev otherwise).
+DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
+DEV_LINKS = (("/proc/self/fd", "/dev/fd"), ("/proc/self/fd/0", "/dev/stdin"),
+             ("/proc/self/fd/1", "/dev/stdout"), ("/proc/self/fd/2", "/dev/stderr"))
+
+
+@functools.cache
+def _present(paths: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(path for path in paths if os.path.exists(path))
+
+
+def meminfo(limits: Limits) -> bytes:
+    """A /proc/meminfo that shows the seat's own memory cap, always free (nothing global)."""
+    kib = limits.memory_bytes // 1024
+    rows = {"MemTotal": kib, "MemFree": kib, "MemAvailable": kib, "Buffers": 0, "Cached": 0,
+            "SwapCached": 0, "SwapTotal": 0, "SwapFree": 0, "Shmem": 0}
+    return "".join(f"{key}:{value:>16} kB\n" for key, value in rows.items()).encode()
+
+
+def bwrap_argv(
+    bwrap: str,
+    runtime: HostRuntime,
+    bot: InstalledBot,
+    limits: Limits,
+    *,
+    folder: Path | None = None,
+    seccomp_fd: int | None = None,
+    meminfo_fd: int | None = None,
+    libraries: dict[str, str] | None = None,
+) -> list[str]:
+    """The full bwrap command line for ``bot`` (its files bound from ``folder``, default
+    ``bot.folder``); with ``seccomp_fd`` the syscall filter read from it, with ``meminfo_fd`` a
+    /proc/meminfo read from it; ``libraries`` maps a host library folder to the folder bound in
+    its place (one holding just the runtime's libraries)."""
     argv = [
         bwrap,
         "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
@@ -89,20 +155,31 @@ def bwrap_argv(bwrap: str, runtime: HostRuntime, bot: InstalledBot, limits: Limi
     argv += ["--ro-bind", runtime.binary, runtime.binary]
     for dest, source in runtime.files:
         argv += ["--ro-bind", source, dest]
-    for folder in runtime.dirs:
-        argv += ["--ro-bind", folder, folder]
-    for folder in runtime.hidden:
-        argv += ["--tmpfs", folder, "--remount-ro", folder]
+    for lib in runtime.dirs:
+        argv += ["--ro-bind", (libraries or {}).get(lib, lib), lib]
+    for hidden in runtime.hidden:
+        argv += ["--tmpfs", hidden, "--remount-ro", hidden]
+    argv += ["--proc", "/proc"]
+    for path in _present(PROC_MASKS):
+        argv += ["--ro-bind", empty_file(), path]
+    for path in _present(PROC_MASK_DIRS):
+        argv += ["--ro-bind", empty_folder(), path]
+    if meminfo_fd is not None:
+        argv += ["--perms", "0444", "--ro-bind-data", str(meminfo_fd), "/proc/meminfo"]
+    for device in DEVICES:
+        argv += ["--dev-bind", device, device]
+    for target, link in DEV_LINKS:
+        argv += ["--symlink", target, link]
     argv += [
-        "--proc", "/proc",
-        "--dev", "/dev",
+        "--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm",
         "--size", str(limits.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp",
-        "--ro-bind", str(bot.folder), BOT_DIR,
+        "--ro-bind", str(folder or bot.folder), BOT_DIR,
         "--chdir", BOT_DIR,
         "--remount-ro", "/",
-        "--",
-        *runtime.argv(bot.package.entry, bot.package.args),
     ]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    argv += ["--", *runtime.argv(bot.package.entry, bot.package.args)]
     return argv
 
 
@@ -117,8 +194,11 @@ _prctl = _load_prctl()
 _PR_SET_PDEATHSIG = 1
 
 
-def _set_rlimits(limits: Limits, processes: int) -> Callable[[], None]:
-    """A preexec function (runs in the child after the uid switch) that lowers the rlimits."""
+def _child_setup(
+    limits: Limits, processes: int, uid: int | None, cgroup: SeatCgroup | None,
+) -> Callable[[], None]:
+    """A preexec function (runs in the child before exec): join the seat's cgroup while still
+    privileged, drop to ``uid``, lower the rlimits, die with the worker."""
     caps = [
         (resource.RLIMIT_AS, limits.memory_bytes),
         (resource.RLIMIT_CPU, limits.cpu_seconds),
@@ -129,12 +209,31 @@ def _set_rlimits(limits: Limits, processes: int) -> Callable[[], None]:
     ]
 
     def preexec() -> None:
+        if cgroup is not None:
+            cgroup.join_self()
+        if uid is not None:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
         for which, value in caps:
             resource.setrlimit(which, (value, value))
         if _prctl is not None:  # bwrap dies with the worker, and the seat with bwrap
             _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
     return preexec
+
+
+def _data_fd(data: bytes) -> int:
+    """A descriptor that yields ``data`` then EOF, for bwrap to read: an in-memory file (a pipe
+    could block the worker once ``data`` outgrows its buffer, as small as 4 KiB)."""
+    fd = os.memfd_create("bwrap-data", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def check_reachable(folder: Path) -> None:
@@ -160,6 +259,9 @@ class BwrapRunner:
     As root, each seat leases a uid from ``uid_pool`` (per-seat process cap, swept at the end).
     Otherwise bwrap runs as the worker's own uid and the process cap is the worker's current
     process count plus ``limits.processes`` (shared with the worker: prefer root or Docker).
+    ``seccomp`` (the syscall filter of ``sandbox.seccomp``) and ``cgroups`` (one cgroup per seat)
+    are on unless switched off (the benchmark compares); ``cgroup_root`` overrides where the
+    cgroup filesystem is; ``confinement`` says what is in force.
     """
 
     name = "bwrap"
@@ -170,18 +272,62 @@ class BwrapRunner:
         limits: Limits | None = None,
         bwrap: str | None = None,
         uid_pool: UidPool | None = None,
+        seccomp: bool = True,
+        cgroups: bool = True,
+        cgroup_root: Path | None = None,
     ) -> None:
         self.limits = limits or Limits()
-        self.bwrap = bwrap or find_bwrap()
+        self.bwrap = staged_bwrap(bwrap or find_bwrap())
         self.uid_pool = uid_pool or (UidPool() if os.geteuid() == 0 else None)
+        self.seccomp = seccomp
+        if seccomp:
+            bpf_program()  # fail now, not on the first seat, when libseccomp is missing
+        self.cgroup_support = (cgroups_detect(*([cgroup_root] if cgroup_root else []))
+                               if cgroups else CgroupSupport("none", "switched off"))
+        if self.cgroup_support.mode == "none" and cgroups:
+            log.warning(
+                "sandbox: no per-seat cgroup (%s); memory and processes are capped per process "
+                "only, so a seat with several processes can exceed its memory cap",
+                self.cgroup_support.reason,
+            )
+        self._libraries: dict[str, dict[str, str]] = {}
+        self._warmed: dict[str, float] = {}
+        self.confinement = {
+            "seccomp": "on" if seccomp else "off",
+            "cgroups": self.cgroup_support.mode,
+            "cgroups_reason": self.cgroup_support.reason,
+        }
+
+    def runtime_view(self, runtime: HostRuntime) -> dict[str, str]:
+        """The staged library folder bound in place of each host library folder of ``runtime``;
+        every ``WARM_EVERY_S`` the runtime's files are asked into the page cache again, so that
+        a seat finds no cold page of them to signal with (see docs/security.md)."""
+        view = self._libraries.get(runtime.name)
+        if view is None:
+            view = {
+                folder: staged_libraries(tuple(
+                    lib for lib in runtime.libraries if os.path.dirname(lib[1]) == folder))
+                for folder in runtime.lib_dirs
+            }
+            self._libraries[runtime.name] = view
+        now = time.monotonic()
+        if now - self._warmed.get(runtime.name, -WARM_EVERY_S) >= WARM_EVERY_S:
+            self._warmed[runtime.name] = now
+            for folder in (*(d for d in runtime.dirs if d not in view), *view.values()):
+                warm(Path(folder))
+        return view
 
     def start(self, bot: object, limits: Limits | None = None) -> BotProcess:
         if not isinstance(bot, InstalledBot):
             raise TypeError(f"the bwrap runner takes an InstalledBot, not {type(bot).__name__}")
         limits = limits or self.limits
         runtime = host_runtime(bot.runtime)
-        check_reachable(bot.folder)
+        folder = staged_folder(bot)
+        check_reachable(folder)
+        warm(folder)  # no cold page of the package for partners to signal through
         lease: UidLease | None = None
+        cgroup: SeatCgroup | None = None
+        fds: list[int] = []
         try:
             if self.uid_pool is not None:
                 lease = self.uid_pool.lease()
@@ -190,34 +336,61 @@ class BwrapRunner:
             else:
                 uid = None
                 processes = len(pids_of_uid(os.getuid())) + limits.processes + 16
+            if self.cgroup_support.mode != "none":
+                cgroup = SeatCgroup(self.cgroup_support, limits.memory_bytes,
+                                    limits.processes + _BWRAP_OWN_PROCESSES)
+            if self.seccomp:
+                fds.append(_data_fd(bpf_program()))
+            fds.append(_data_fd(meminfo(limits)))
+            argv = bwrap_argv(self.bwrap, runtime, bot, limits, folder=folder,
+                              seccomp_fd=fds[0] if self.seccomp else None, meminfo_fd=fds[-1],
+                              libraries=self.runtime_view(runtime))
+            # bwrap reads its arguments from a pipe and runs from a neutral path: the seat's
+            # pid 1 (bwrap) then shows no host path in /proc/1/cmdline, exe or maps.
+            split = argv.index("--")
+            fds.append(_data_fd(b"".join(arg.encode() + b"\0" for arg in argv[1:split])))
             popen = subprocess.Popen(
-                bwrap_argv(self.bwrap, runtime, bot, limits),
+                ["bwrap", "--args", str(fds[-1]), *argv[split:]],
+                executable=self.bwrap,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 bufsize=0,
                 cwd="/",
                 env=dict(_BWRAP_ENV),
-                user=uid,
-                group=uid,
-                extra_groups=[] if uid is not None else None,
-                preexec_fn=_set_rlimits(limits, processes),
+                pass_fds=tuple(fds),
+                preexec_fn=_child_setup(limits, processes, uid, cgroup),
                 start_new_session=True,
             )
         except BaseException:
             if lease is not None:
                 lease.release()
+            if cgroup is not None:
+                cgroup.remove()
             raise
+        finally:
+            for fd in fds:
+                os.close(fd)
 
         def kill_tree() -> None:  # the namespace dies with bwrap; the lease's release sweeps
             with contextlib.suppress(ProcessLookupError):
                 os.kill(popen.pid, signal.SIGKILL)
+
+        def release() -> None:
+            try:
+                if lease is not None:
+                    lease.release()
+            finally:
+                if cgroup is not None:
+                    cgroup.remove()
 
         return BotProcess(
             popen,
             backend=self.name,
             signal_base=128,
             kill_tree=kill_tree,
-            release=lease.release if lease is not None else lambda: None,
+            release=release,
             host_uid=uid,
+            confinement=dict(self.confinement),
+            cgroup=cgroup,
         )

@@ -2,7 +2,8 @@
 
 The container is created through the ``docker`` SDK with no network, a read-only root, the bot's
 folder read-only at ``/bot``, a size-capped ``/tmp``, memory (no swap), pids and CPU limits,
-rlimits, ``cap_drop=ALL``, ``no-new-privileges``, a non-root user, an init process that reaps and
+rlimits, ``cap_drop=ALL``, ``no-new-privileges``, the seats' syscall filter (``sandbox.seccomp``) as
+a seccomp profile, a non-root user, an init process that reaps and
 forwards signals, and no log driver (a flood on stdout must not fill the host's disk).
 
 The conversation does *not* go through the SDK's attach socket: without a TTY that stream is
@@ -20,6 +21,7 @@ This module must not import Django or ``engine``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -30,6 +32,7 @@ from typing import Any
 from sandbox.package import InstalledBot
 from sandbox.runners.base import BotProcess, Limits
 from sandbox.runners.runtimes import INTERPRETER_FLAGS
+from sandbox.seccomp import docker_profile
 
 #: The bot runtime image (python3 and node, a user 1000); built from ``platform/``.
 DEFAULT_IMAGE = os.environ.get("QUATRESEPT_BOT_IMAGE", "quatresept/bot-runtime:1")
@@ -104,7 +107,7 @@ class DockerRunner:
             pids_limit=limits.processes,
             nano_cpus=int(self.cpus * 1e9),
             cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
+            security_opt=["no-new-privileges", f"seccomp={json.dumps(docker_profile())}"],
             ulimits=ulimits,
             init=True,
             ipc_mode="private",

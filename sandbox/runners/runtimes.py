@@ -40,6 +40,9 @@ class HostRuntime:
 
     ``dirs`` are the standard library and the shared-library folders; ``files`` maps a path in
     the sandbox to its host source for libraries reached through a link (the dynamic loader).
+    ``libraries`` lists, for the shared-library folders among ``dirs`` (``lib_dirs``), each
+    library the runtime loads there as (path in the sandbox, host source): a runner may bind a
+    folder holding just those instead of the whole host folder.
     """
 
     name: str
@@ -48,6 +51,8 @@ class HostRuntime:
     files: tuple[tuple[str, str], ...]
     dirs: tuple[str, ...]
     hidden: tuple[str, ...]
+    lib_dirs: tuple[str, ...] = ()
+    libraries: tuple[tuple[str, str], ...] = ()
 
     def argv(self, entry: str, args: tuple[str, ...]) -> tuple[str, ...]:
         return (self.binary, *self.flags, entry, *args)
@@ -82,15 +87,20 @@ def host_runtime(name: str) -> HostRuntime:
     # and they hold only the host's shared libraries. Libraries reached through a link from
     # another folder (the dynamic loader in /lib64) are mounted one by one.
     files = []
+    lib_dirs: list[str] = []
+    libraries = []
     for dest, source in _shared_libraries(objects):
         folder = os.path.dirname(source)
         if os.path.dirname(dest) == folder:
             if not any(_inside(folder, d) for d in dirs):
                 dirs.append(folder)
+                lib_dirs.append(folder)
+            if folder in lib_dirs:
+                libraries.append((dest, source))
         else:
             files.append((dest, source))
     return HostRuntime(name, binary, INTERPRETER_FLAGS.get(name, ()), tuple(files), tuple(dirs),
-                       tuple(hidden))
+                       tuple(hidden), tuple(lib_dirs), tuple(libraries))
 
 
 def _python_paths(binary: str) -> dict[str, str]:

@@ -4,6 +4,7 @@ exactly the package's files, read-only to others."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import stat
 import zipfile
@@ -237,6 +238,16 @@ def test_encrypted_entry():
 )
 def test_bad_manifest(manifest: bytes, words: str):
     rejects(make_zip({"bot.json": manifest, "main.py": BOT}), "bot.zip", words)
+
+
+@pytest.mark.parametrize("command", ["python3 ./-c", "python3 .//-c", "python3 ././-m",
+                                     "node ./--eval"])
+def test_options_hidden_behind_dot_slash_are_refused(command: str):
+    """The no-options check runs on the normalised entry: a file named ``-c`` in the zip and a
+    command ``python3 ./-c`` would otherwise run ``python3 -c <args>``."""
+    entry = command.split()[1].lstrip("./")
+    manifest = json.dumps({"command": command + " print(1)"}).encode()
+    rejects(make_zip({"bot.json": manifest, entry: BOT, "main.py": BOT}), "bot.zip", "options")
 
 
 def test_zip_without_manifest_or_main():

@@ -4,6 +4,7 @@ engine is a clear DockerUnavailable)."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -20,6 +21,7 @@ from sandbox.runners.base import describe_returncode
 from sandbox.runners.bwrap import BOT_ENV, BwrapRunner, bwrap_argv
 from sandbox.runners.docker import DockerRunner, DockerUnavailable, default_client
 from sandbox.runners.runtimes import host_runtime
+from sandbox.seccomp import docker_profile
 from tests.sandbox.helpers import FAST, play_match, python_bot
 
 
@@ -100,7 +102,8 @@ def test_docker_container_spec(make_bot):
     assert host["NetworkMode"] == "none"
     assert host["ReadonlyRootfs"] is True
     assert host["CapDrop"] == ["ALL"]
-    assert host["SecurityOpt"] == ["no-new-privileges"]
+    assert host["SecurityOpt"][0] == "no-new-privileges"
+    assert json.loads(host["SecurityOpt"][1].removeprefix("seccomp=")) == docker_profile()
     assert host["Memory"] == host["MemorySwap"] == 256 * 2**20
     assert host["PidsLimit"] == 40
     assert host["NanoCpus"] == 10**9

@@ -1,0 +1,160 @@
+"""One cgroup per seat: memory (tmpfs and shared memory included, no swap) and processes are
+capped for the seat as a whole, whatever number of processes it runs.
+
+Both layouts are supported: cgroup v2 (one unified hierarchy, production hosts) and v1 (separate
+``memory`` and ``pids`` hierarchies, as on this development machine). ``detect()`` says which is
+in force, or why none can be used; then the runner falls back to per-process rlimits, logs a
+warning and shows ``cgroups: none`` in its ``confinement`` report. A seat joins its cgroup in the
+child before it drops privileges and execs bwrap, so nothing of the seat ever runs outside it.
+
+Override the location with ``QUATRESEPT_CGROUP_ROOT`` (the cgroup filesystem, default
+``/sys/fs/cgroup``) and the group name with ``QUATRESEPT_CGROUP_NAME``. This module must not import
+Django or ``engine``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import itertools
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CGROUP_ROOT = Path(os.environ.get("QUATRESEPT_CGROUP_ROOT", "/sys/fs/cgroup"))
+GROUP_NAME = os.environ.get("QUATRESEPT_CGROUP_NAME", "quatresept-seats")
+_ids = itertools.count()
+
+
+@dataclass(frozen=True)
+class CgroupSupport:
+    """Which cgroup layout seats get (``"v2"``, ``"v1"`` or ``"none"``) and why."""
+
+    mode: str
+    reason: str
+    parents: tuple[Path, ...] = ()  # v2: one folder; v1: the memory folder, then the pids one
+
+
+def detect(root: Path = CGROUP_ROOT) -> CgroupSupport:
+    """Find a usable layout and prepare the seats' parent group(s); never raises."""
+    try:
+        if (root / "cgroup.controllers").exists():
+            support = _prepare_v2(root)
+        elif (root / "memory" / "memory.limit_in_bytes").exists() and (
+            root / "pids" / "cgroup.procs"
+        ).exists():
+            support = _prepare_v1(root)
+        else:
+            return CgroupSupport("none", f"no cgroup v2 nor v1 memory+pids hierarchy under {root}")
+        for parent in support.parents:  # can this process make a seat's group there?
+            probe = parent / f"probe-{os.getpid()}-{next(_ids)}"
+            probe.mkdir()
+            probe.rmdir()
+        return support
+    except OSError as exc:
+        hint = (" (cgroup v2 enables controllers for children only in a group holding no process:"
+                " in a container, move the worker's processes to a child group first)"
+                if exc.errno == errno.EBUSY else "")
+        return CgroupSupport("none", f"cannot set up seat cgroups under {root}: {exc}{hint}")
+
+
+def _prepare_v2(root: Path) -> CgroupSupport:
+    available = (root / "cgroup.controllers").read_text().split()
+    if not {"memory", "pids"} <= set(available):
+        return CgroupSupport("none", f"cgroup v2 at {root} lacks memory/pids ({available})")
+    enabled = (root / "cgroup.subtree_control").read_text().split()
+    if not {"memory", "pids"} <= set(enabled):
+        (root / "cgroup.subtree_control").write_text("+memory +pids")
+    parent = root / GROUP_NAME
+    parent.mkdir(exist_ok=True)
+    if not {"memory", "pids"} <= set((parent / "cgroup.subtree_control").read_text().split()):
+        (parent / "cgroup.subtree_control").write_text("+memory +pids")
+    return CgroupSupport("v2", f"cgroup v2 at {parent}", (parent,))
+
+
+def _prepare_v1(root: Path) -> CgroupSupport:
+    parents = (root / "memory" / GROUP_NAME, root / "pids" / GROUP_NAME)
+    for parent in parents:
+        parent.mkdir(exist_ok=True)
+    with contextlib.suppress(OSError):  # read-only or already set on recent kernels
+        (parents[0] / "memory.use_hierarchy").write_text("1")
+    return CgroupSupport("v1", f"cgroup v1 at {parents[0]} and {parents[1]}", parents)
+
+
+class SeatCgroup:
+    """One seat's cgroup(s): created with its caps, joined by the seat's first process
+    (``join_self`` in the child), removed by ``remove()`` after killing what is left."""
+
+    def __init__(self, support: CgroupSupport, memory_bytes: int, processes: int) -> None:
+        if support.mode not in ("v1", "v2"):
+            raise ValueError(f"no cgroup support: {support.reason}")
+        self.mode = support.mode
+        name = f"seat-{os.getpid()}-{next(_ids)}"
+        self.folders = tuple(parent / name for parent in support.parents)
+        for folder in self.folders:
+            folder.mkdir()
+        try:
+            if self.mode == "v2":
+                (folder,) = self.folders
+                (folder / "memory.max").write_text(str(memory_bytes))
+                with contextlib.suppress(OSError):  # no swap accounting: nothing to cap
+                    (folder / "memory.swap.max").write_text("0")
+                (folder / "pids.max").write_text(str(processes))
+            else:
+                memory, pids = self.folders
+                (memory / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                with contextlib.suppress(OSError):  # swap accounting off: no memsw files
+                    (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
+                (pids / "pids.max").write_text(str(processes))
+        except BaseException:
+            self.remove()
+            raise
+        #: Opened now so that the child joins with a plain ``write`` (no path lookup, no alloc).
+        #: (O_CREAT is a no-op on a cgroup filesystem, where the kernel made the file.)
+        self._procs = [os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC)
+                       for folder in self.folders]
+
+    def join_self(self) -> None:
+        """Move the calling process into the seat's cgroup(s); for a child before ``exec``."""
+        for fd in self._procs:
+            os.write(fd, b"0")
+
+    def peak_memory(self) -> int | None:
+        """Highest memory use of the seat so far, in bytes (None if the kernel does not say)."""
+        name = "memory.peak" if self.mode == "v2" else "memory.max_usage_in_bytes"
+        try:
+            return int((self.folders[0] / name).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def pids(self) -> list[int]:
+        procs = self.folders[-1] / "cgroup.procs"
+        try:
+            return [int(line) for line in procs.read_text().split()]
+        except OSError:
+            return []
+
+    def remove(self, timeout: float = 2.0) -> bool:
+        """Kill what is left in the seat and remove its cgroup(s); True when they are gone."""
+        for fd in getattr(self, "_procs", []):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._procs = []
+        deadline = time.monotonic() + timeout
+        while True:
+            for pid in self.pids():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            gone = True
+            for folder in self.folders:
+                try:
+                    folder.rmdir()
+                except FileNotFoundError:
+                    pass
+                except OSError:
+                    gone = False
+            if gone or time.monotonic() > deadline:
+                return gone
+            time.sleep(0.005)

@@ -1,0 +1,60 @@
+"""Seat cgroups: layout detection and the files a seat's group gets. The real kernel behaviour
+(a seat over its cap is killed) is in test_bwrap_channels; this machine has cgroup v1 only, so
+the v2 layout is checked on a folder laid out like /sys/fs/cgroup (files, no kernel)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandbox.cgroups import GROUP_NAME, SeatCgroup, detect
+
+
+def fake_v2(root: Path, enabled: str = "") -> Path:
+    (root / "cgroup.controllers").write_text("cpuset cpu io memory hugetlb pids rdma misc\n")
+    (root / "cgroup.subtree_control").write_text(enabled)
+    return root
+
+
+def test_v2_layout_enables_controllers_and_caps_a_seat(tmp_path: Path):
+    parent = tmp_path / GROUP_NAME
+    parent.mkdir()
+    (parent / "cgroup.subtree_control").write_text("")  # the kernel's file, here a plain one
+    support = detect(fake_v2(tmp_path))
+    assert support.mode == "v2" and support.parents == (parent,)
+    assert (tmp_path / "cgroup.subtree_control").read_text() == "+memory +pids"
+    assert (parent / "cgroup.subtree_control").read_text() == "+memory +pids"
+    seat = SeatCgroup(support, 64 << 20, 9)
+    folder = seat.folders[0]
+    assert (folder / "memory.max").read_text() == str(64 << 20)
+    assert (folder / "memory.swap.max").read_text() == "0"
+    assert (folder / "pids.max").read_text() == "9"
+    seat.join_self()
+    assert (folder / "cgroup.procs").read_text() == "0"
+    for name in ("memory.max", "memory.swap.max", "pids.max", "cgroup.procs"):
+        (folder / name).unlink()  # the kernel's files vanish with the group
+    assert seat.remove() and not folder.exists()
+
+
+def test_v2_without_memory_controller_is_no_support(tmp_path: Path):
+    (tmp_path / "cgroup.controllers").write_text("cpu io pids\n")
+    support = detect(tmp_path)
+    assert support.mode == "none" and "lacks memory" in support.reason
+
+
+def test_v1_layout(tmp_path: Path):
+    for name, files in (("memory", ("memory.limit_in_bytes",)), ("pids", ("cgroup.procs",))):
+        (tmp_path / name).mkdir()
+        for file in files:
+            (tmp_path / name / file).write_text("")
+    support = detect(tmp_path)
+    assert support.mode == "v1"
+    assert support.parents == (tmp_path / "memory" / GROUP_NAME, tmp_path / "pids" / GROUP_NAME)
+
+
+def test_nothing_usable_is_no_support(tmp_path: Path):
+    support = detect(tmp_path)
+    assert support.mode == "none" and str(tmp_path) in support.reason
+    with pytest.raises(ValueError, match="no cgroup support"):
+        SeatCgroup(support, 1 << 20, 4)
