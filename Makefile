@@ -1,4 +1,6 @@
-# Quatre Sept Arena: `make run` starts the platform, `make test` runs every test.
+# Quatre Sept Arena: `make run` starts the platform, `make test` lints and runs the test suite
+# but for the slow sweeps and fault-injection tests (test-slow, test-reliability); benchmarks are
+# bench-* and never tests.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -25,8 +27,11 @@ lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 
-# Every test, against PostgreSQL and Redis when they answer (SQLite and the filesystem broker
-# otherwise): lint, layer contracts, pytest.
+# ruff, the import-layer contracts, chromium for the browser tests, then pytest over tests/ (engine,
+# sandbox with real bubblewrap, arena, reliability/api, e2e with a real gunicorn and worker, web with
+# headless chromium) against PostgreSQL and Redis when they answer (SQLite and the filesystem
+# broker otherwise). Left out: tests marked `reliability` (make test-reliability) and the engine's
+# `slow` sweeps (make test-slow); no benchmark runs.
 test: venv lint chromium
 	env $(SERVICES) $(PY) -m pytest
 
@@ -39,8 +44,9 @@ test-reliability: venv
 test-slow: venv
 	$(PY) -m pytest -m slow tests/engine
 
+# make test's pytest without the browser install and lint, stopping at the first failure.
 test-fast: venv
-	env $(SERVICES) $(PY) -m pytest -x -m "not slow"
+	env $(SERVICES) $(PY) -m pytest -x -m "not slow and not reliability"
 
 migrate: venv
 	$(PY) manage.py migrate --noinput -v0

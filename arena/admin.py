@@ -16,10 +16,9 @@ from arena.models import (
     Schedule,
     Tournament,
 )
-from arena.rulesets import parse_rules
 from arena.services.ladder import ladder_configure, ladder_create
 from arena.services.matches import match_requeue
-from engine import RulesError
+from engine import RulesError, rules_from_dict
 
 
 @admin.register(Bot)
@@ -73,7 +72,7 @@ class ScheduleForm(forms.ModelForm):
     def clean_rules(self) -> dict:
         rules = self.cleaned_data["rules"]
         try:
-            parse_rules(rules)
+            rules_from_dict(rules)
         except RulesError as error:
             raise forms.ValidationError(str(error)) from None
         return rules

@@ -1,5 +1,8 @@
 """Django app config for the arena. After every ``migrate`` (and test-database flush) the built-in
-bots are ensured, so a new built-in of the engine appears without a new migration."""
+bots are ensured, so a new built-in of the engine appears without a new migration. The tasks are
+registered with the Celery app in every process (not only in workers, which autodiscover them):
+services send them by name, and eager mode (``CELERY_EAGER``, the tests) runs a task in-process
+only when its name is registered there."""
 
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
@@ -18,3 +21,4 @@ class ArenaConfig(AppConfig):
 
     def ready(self) -> None:
         post_migrate.connect(_ensure_builtins, sender=self, dispatch_uid="arena-builtins")
+        from arena import tasks  # noqa: F401 (registers the tasks)

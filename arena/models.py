@@ -233,8 +233,9 @@ class Match(models.Model):
         return f"match {self.pk}"
 
     @property
-    def match_id(self) -> str:
-        """The id bots and replays see."""
+    def protocol_id(self) -> str:
+        """The match's id as bots (``hello``) and replays (``match_id``) see it: a string,
+        ``m-<pk>``. Everywhere else in the platform a match id is the integer ``pk``."""
         return f"m-{self.pk}"
 
 

@@ -1,4 +1,5 @@
-"""Rule sets as the arena stores them: the full ``rules`` object and the rating board's key.
+"""Rule sets as the arena stores them: the rating board's key of a rule set (the full ``rules``
+object is ``RuleSet.to_dict()``; ``engine.rules_from_dict`` reads it back).
 
 Must not import Django models, services or selectors.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import RuleSet, rules_from_dict
+from engine import RuleSet
 
 
 def rules_key(rules: RuleSet) -> str:
@@ -18,11 +19,6 @@ def rules_key(rules: RuleSet) -> str:
         return rules.preset
     options = ",".join(f"{name}={_show(value)}" for name, value in sorted(changed.items()))
     return f"{rules.preset}{{{options}}}"
-
-
-def parse_rules(data: Any) -> RuleSet:
-    """The rule set of ``{"preset": ..., option: value, ...}``; ``RulesError`` if invalid."""
-    return rules_from_dict(data)
 
 
 def _show(value: Any) -> str:

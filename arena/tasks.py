@@ -2,7 +2,7 @@
 
 Match tasks are acks-late and rejected back to the queue when their worker is lost (settings), so
 a match whose worker died is played again; the services make a second delivery write nothing.
-Services import this module only inside functions (to send a task), never at module level.
+Services send tasks by name (``arena.services.queue``) and never import this module.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from django.db import InterfaceError, OperationalError
 
 from arena.services.matches import matches_resend_orphans, matches_sweep_stuck
 from arena.services.play import match_play
+from arena.services.queue import REFIT_RATINGS, RUN_MATCH
 from arena.services.ratings import ratings_refit
 from arena.services.schedules import schedules_run_due
 
@@ -24,9 +25,17 @@ RETRY = {
 }
 
 
+@shared_task(name=RUN_MATCH, **RETRY)
+def run_match(match_id: int) -> bool:
+    """Play and record match ``match_id`` (``match_play``); a no-op if it is already finished or
+    failed."""
+    return match_play(match_id=match_id)
+
+
 @shared_task(name="arena.tasks.play_match", **RETRY)
-def play_match(match_id: int) -> bool:
-    """Play and record match ``match_id``; a no-op if it is already finished or failed."""
+def play_match_task_of_earlier_releases(match_id: int) -> bool:
+    """The name ``run_match`` had before: match tasks queued by an earlier release are still run
+    after an upgrade. Nothing sends it any more."""
     return match_play(match_id=match_id)
 
 
@@ -45,7 +54,7 @@ def run_due_schedules() -> list[int]:
     return [t.pk for t in schedules_run_due()]
 
 
-@shared_task(name="arena.tasks.refit_ratings", bind=True, **RETRY)
+@shared_task(name=REFIT_RATINGS, bind=True, **RETRY)
 def refit_ratings(self, board_id: int) -> bool:
     """Refit rating board ``board_id`` if it is queued (debounced: ``ratings_request_refit``); a
     redelivered or retried task takes over the refit its first run left running."""

@@ -4,8 +4,9 @@
 Plays a round-robin of the built-in bots (``--builtins``, all by default) plus ``--uploads``
 uploaded random bots (sandboxed in bwrap), ``--pairs`` duplicate pairs per pairing (10 by
 default), on ``--workers`` real ``celery -A config worker`` processes of ``--concurrency`` each,
-against a fresh database of its own (PostgreSQL ``quatresept_bench`` when ``DATABASE_URL`` points
-at PostgreSQL, else ``var/bench.sqlite3``) and Redis when ``REDIS_URL`` is set (else the
+against a fresh database of its own (PostgreSQL ``quatresept_bench_<run>`` when ``DATABASE_URL``
+points at PostgreSQL, dropped at the end, else ``var/bench-<run>.sqlite3``; ``<run>`` is random,
+so runs beside each other on one server do not meet) and Redis when ``REDIS_URL`` is set (else the
 filesystem broker).
 
 Prints matches per minute (and per hour), and the platform's own overhead per match: a match
@@ -20,6 +21,7 @@ workers' capacity (wall time x processes) the referee's play used, which also co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -59,6 +61,14 @@ def main() -> int:
 
     env = _bench_env()
     os.environ.update(env)
+    try:
+        return _run(args, env)
+    finally:
+        _drop_database(env["DATABASE_URL"])
+
+
+def _run(args: argparse.Namespace, env: dict[str, str]) -> int:
+    """Set up, play the round-robin on real workers, print the figures."""
     import django
 
     django.setup()
@@ -138,7 +148,7 @@ def main() -> int:
         float(seconds) * 1000
         for n in range(args.workers)
         for seconds in re.findall(
-            rb"arena\.tasks\.play_match\[[^\]]+\] succeeded in ([0-9.]+)s: True",
+            rb"arena\.tasks\.(?:run|play)_match\[[^\]]+\] succeeded in ([0-9.]+)s: True",
             (logs / f"worker-{n}.log").read_bytes(),
         )
     ]
@@ -174,30 +184,43 @@ def main() -> int:
 
 def _bench_env() -> dict[str, str]:
     """A database of the benchmark's own and a queue of its own."""
-    env = {"ARENA_QUEUE": f"bench-{uuid.uuid4().hex[:8]}", "CELERY_EAGER": "0",
+    run = uuid.uuid4().hex[:8]
+    env = {"ARENA_QUEUE": f"bench-{run}", "CELERY_EAGER": "0",
            "DJANGO_SETTINGS_MODULE": "config.settings", "DJANGO_DEBUG": "0",
            "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or uuid.uuid4().hex}
     url = os.environ.get("DATABASE_URL", "")
     if url.startswith(("postgres://", "postgresql://")):
         parts = urlsplit(url)
-        bench_url = urlunsplit(parts._replace(path="/quatresept_bench"))
-        _recreate_postgres_db(urlunsplit(parts._replace(path="/postgres")))
-        env["DATABASE_URL"] = bench_url
+        _create_postgres_db(urlunsplit(parts._replace(path="/postgres")), f"quatresept_bench_{run}")
+        env["DATABASE_URL"] = urlunsplit(parts._replace(path=f"/quatresept_bench_{run}"))
     else:
-        db = ROOT / "var" / "bench.sqlite3"
-        db.unlink(missing_ok=True)
-        env["DATABASE_URL"] = f"sqlite:///{db}"
+        (ROOT / "var").mkdir(exist_ok=True)
+        env["DATABASE_URL"] = f"sqlite:///{ROOT / 'var' / f'bench-{run}.sqlite3'}"
     if os.environ.get("REDIS_URL"):
         env["REDIS_URL"] = os.environ["REDIS_URL"]
     return env
 
 
-def _recreate_postgres_db(admin_url: str) -> None:
+def _create_postgres_db(admin_url: str, name: str) -> None:
     import psycopg
 
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS quatresept_bench WITH (FORCE)")
-        conn.execute("CREATE DATABASE quatresept_bench")
+        conn.execute(f"CREATE DATABASE {name}")
+
+
+def _drop_database(url: str) -> None:
+    """The run's database goes when it ends."""
+    if url.startswith("sqlite:///"):
+        Path(url.removeprefix("sqlite:///")).unlink(missing_ok=True)
+        return
+    import psycopg
+    from django.db import connections
+
+    with contextlib.suppress(Exception):  # never set up
+        connections.close_all()
+    parts = urlsplit(url)
+    with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {parts.path.lstrip('/')} WITH (FORCE)")
 
 
 if __name__ == "__main__":

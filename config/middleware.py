@@ -7,6 +7,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from sandbox.package import MAX_PACKAGE_BYTES
+
 
 class RequestSizeLimitMiddleware:
     """413 for a request whose declared body is over ``ARENA_MAX_REQUEST_BYTES``, before any of it
@@ -26,7 +28,7 @@ class RequestSizeLimitMiddleware:
         if length > limit:
             response = JsonResponse(
                 {"detail": f"the request is {length:,} bytes; requests may be at most {limit:,} "
-                           "bytes (a bot package at most 5 MiB)"},
+                           f"bytes (a bot package at most {MAX_PACKAGE_BYTES:,})"},
                 status=413,
             )
             response["Connection"] = "close"

@@ -4,20 +4,8 @@ With no environment at all: SQLite at ``var/db.sqlite3`` and Celery on kombu's f
 under ``var/broker/`` (one machine only: it loses the task of a worker that dies). ``DATABASE_URL``
 switches to PostgreSQL, ``REDIS_URL`` to Redis for the broker and the cache.
 
-Environment variables:
-  DJANGO_SECRET_KEY, DJANGO_DEBUG (1/0, default 0), ALLOWED_HOSTS (comma-separated),
-  CSRF_TRUSTED_ORIGINS,
-  DATABASE_URL, REDIS_URL, ARENA_VAR_DIR (default ./var), ARENA_SANDBOX (bwrap | docker),
-  ARENA_QUEUE (Celery queue of matches; short platform work goes to ARENA_QUEUE-control),
-  ARENA_REFIT_EVERY (s, least time between two refits of a rating board),
-  ARENA_RATING_HISTORY_EVERY (s, one kept generation of a board's history per this long),
-  ARENA_REDIS_PREFIX (before every Redis key),
-  ARENA_MATCH_TIME_LIMIT (s), ARENA_STUCK_AFTER (s),
-  ARENA_VISIBILITY_TIMEOUT (s, Redis: when an unacknowledged match goes back to the queue),
-  ARENA_UPLOAD_RATE (e.g. 30/hour), ARENA_SIGNUP_RATE (per address), ARENA_MAX_QUEUED_MATCHES
-  (per user), ARENA_MATCH_ATTEMPTS, ARENA_PLATFORM_RETRY_DELAY (s),
-  ARENA_BOT_CACHE (unpacked bots), CELERY_EAGER (1: run tasks
-  in-process, for tests and demos without a worker).
+Every environment variable read here, with its default and meaning, is in ``docs/settings.md``
+(``tests/test_settings_doc.py`` keeps the table and this file in step).
 Must not import ``arena``.
 """
 
@@ -30,6 +18,8 @@ from pathlib import Path
 
 import dj_database_url
 from kombu import Queue
+
+from sandbox.package import MAX_PACKAGE_BYTES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ARENA_VAR_DIR", BASE_DIR / "var")).resolve()
@@ -189,8 +179,11 @@ STORAGES = {
         )
     },
 }
-#: Largest request body accepted at all (413 before it is read); a bot package is at most 5 MiB.
-ARENA_MAX_REQUEST_BYTES = int(os.environ.get("ARENA_MAX_REQUEST_BYTES", str(8 * 1024 * 1024)))
+#: Largest request body accepted at all (413 before it is read, the one size check before the
+#: package's own): by default a bot package at its cap and its multipart envelope.
+ARENA_MAX_REQUEST_BYTES = int(
+    os.environ.get("ARENA_MAX_REQUEST_BYTES", str(MAX_PACKAGE_BYTES + 64 * 1024))
+)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 LOGIN_URL = "/login/"

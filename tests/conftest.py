@@ -1,13 +1,16 @@
 """Shared test configuration. pytest-django loads ``tests.settings`` (``config.settings`` under
 names of this run's own: database, queue, Redis keys, scratch folder) for every test, but only tests
 that ask for a database get one, so engine and sandbox tests run as before. At the end of the run
-this run's Redis keys and scratch folder are deleted (pytest-django drops its database)."""
+this run's Redis keys and scratch folder are deleted (pytest-django drops its database). Under
+``CI=true`` a skip for want of bubblewrap or PostgreSQL is a failure (``tests.skip_policy``)."""
 
 from __future__ import annotations
 
 import shutil
 
 from django.conf import settings
+
+from tests.skip_policy import pytest_runtest_makereport  # noqa: F401 (the CI skip policy hook)
 
 
 def clear_cache() -> None:

@@ -7,7 +7,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, Throttled, ValidationError
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny, IsAdminUser, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
@@ -76,27 +76,10 @@ def _bad_request(error: ArenaError) -> serializers.ValidationError:
     return serializers.ValidationError({error.field or "non_field_errors": [error.message]})
 
 
-class UploadTooLarge(APIException):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_code = "upload_too_large"
-
-
-def _refuse_oversized(request: Request) -> None:
-    """413 before the body is read when the request is far over the package cap."""
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
-    if length > MAX_PACKAGE_BYTES + 64 * 1024:
-        raise UploadTooLarge(
-            f"the request is {length:,} bytes; a bot package may be at most "
-            f"{MAX_PACKAGE_BYTES:,} bytes"
-        )
-
-
 def _read_upload(upload) -> tuple[str, bytes]:
     """The uploaded file's name and bytes (one byte over the cap at most, so the package check
-    reports the size)."""
+    reports the size); a request far over the cap was refused with a 413 before it was read
+    (``config.middleware.RequestSizeLimitMiddleware``)."""
     return upload.name or "", upload.read(MAX_PACKAGE_BYTES + 1)
 
 
@@ -124,7 +107,6 @@ class BotViewSet(
     @extend_schema(request=out.BotCreateInput, responses={201: out.BotSerializer})
     def create(self, request: Request, *args, **kwargs) -> Response:
         """Upload a new bot (multipart ``name``, ``file``): version 1, queued for validation."""
-        _refuse_oversized(request)
         data = out.BotCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         filename, content = _read_upload(data.validated_data["file"])
@@ -155,7 +137,6 @@ class BotViewSet(
             page = self.paginate_queryset(versions)
             body = out.VersionSerializer(page, many=True, context=self.get_serializer_context())
             return self.get_paginated_response(body.data)
-        _refuse_oversized(request)
         data = out.VersionCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         filename, content = _read_upload(data.validated_data["file"])

@@ -12,7 +12,8 @@ from typing import Any
 from django.db import connection
 
 from arena.kept import kept, kept_key
-from arena.models import Rating
+from arena.models import Rating, RatingBoard
+from arena.sqlnames import column, table
 
 #: How long a generation's rows stay cached (they never change; this only bounds memory).
 LEADERBOARD_CACHE_SECONDS = 3600
@@ -51,11 +52,18 @@ def _board(*, preset: str, board: str | None) -> tuple[int, int, Any] | None:
     cached page's time)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, generation, fitted_at FROM arena_ratingboard WHERE key = %s",
+            _BOARD_SQL.format(
+                pk=column(RatingBoard, "pk"), generation=column(RatingBoard, "generation"),
+                fitted_at=column(RatingBoard, "fitted_at"), table=table(RatingBoard),
+                key=column(RatingBoard, "key"),
+            ),
             [board or preset],
         )
         found = cursor.fetchone()
     return None if found is None or found[1] == 0 else found
+
+
+_BOARD_SQL = "SELECT {pk}, {generation}, {fitted_at} FROM {table} WHERE {key} = %s"
 
 
 def _version(board: tuple[int, int, Any]) -> str:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import zlib
 from datetime import UTC, datetime
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Prefetch, QuerySet
 
-from arena.models import Match, MatchSeat, Replay
+from arena.models import Bot, BotVersion, Match, MatchSeat, Replay
+from arena.sqlnames import column, table
 
 
 def match_list() -> QuerySet[Match]:
@@ -28,25 +31,54 @@ MATCH_ROW_FIELDS = (
 
 # A page of the match list as written-out SQL on PostgreSQL: the ORM's building of these
 # statements, its loading of 150 times a page through Python and its model machinery were most of
-# the page's time. The times come as text (UTC, microseconds always written).
+# the page's time. The times come as text (UTC, microseconds always written). Tables and columns
+# are the models' own names (``arena.sqlnames``), filled in once (``_statements``).
 _MATCH_ROWS_SQL = """
-SELECT id, kind, tournament_id, pair, swapped, seed, rules, rules_key, status, winner, score,
-       reason, failure, attempts, play_ms,
-       to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'),
-       to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'),
-       to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')
-FROM arena_match WHERE id = ANY(%s) ORDER BY id
+SELECT {id}, {kind}, {tournament}, {pair}, {swapped}, {seed}, {rules}, {rules_key}, {status},
+       {winner}, {score}, {reason}, {failure}, {attempts}, {play_ms},
+       to_char({created_at} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'),
+       to_char({started_at} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'),
+       to_char({finished_at} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')
+FROM {match} WHERE {id} = ANY(%s) ORDER BY {id}
 """
 _SEAT_ROWS_SQL = """
-SELECT s.match_id, s.seat, s.version_id, v.number, u.username, b.name, b.owner_id, s.fault_kind,
-       s.fault_detail, s.log
-FROM arena_matchseat s
-JOIN arena_botversion v ON v.id = s.version_id
-JOIN arena_bot b ON b.id = v.bot_id
-JOIN auth_user u ON u.id = b.owner_id
-WHERE s.match_id IN ({ids})
-ORDER BY s.match_id, s.seat
+SELECT s.{seat_match}, s.{seat_seat}, s.{seat_version}, v.{version_number}, u.{username},
+       b.{bot_name}, b.{bot_owner}, s.{seat_fault_kind}, s.{seat_fault_detail}, s.{seat_log}
+FROM {seat} s
+JOIN {version} v ON v.{version_pk} = s.{seat_version}
+JOIN {bot} b ON b.{bot_pk} = v.{version_bot}
+JOIN {user} u ON u.{user_pk} = b.{bot_owner}
+WHERE s.{seat_match} IN ({{ids}})
+ORDER BY s.{seat_match}, s.{seat_seat}
 """
+_REPLAY_SQL = """
+SELECT m.{attempts}, m.{finished_at}, r.{replay_data}
+FROM {match} m LEFT JOIN {replay} r ON r.{replay_match} = m.{id}
+WHERE m.{id} = %s
+"""
+
+
+@functools.cache
+def _statements() -> tuple[str, str, str]:
+    """The three statements above with the models' table and column names filled in."""
+    user = get_user_model()
+    names = {
+        "match": table(Match), "seat": table(MatchSeat), "version": table(BotVersion),
+        "bot": table(Bot), "user": table(user), "replay": table(Replay),
+        "user_pk": column(user, "pk"), "username": column(user, user.USERNAME_FIELD),
+        "version_pk": column(BotVersion, "pk"), "version_number": column(BotVersion, "number"),
+        "version_bot": column(BotVersion, "bot"), "bot_pk": column(Bot, "pk"),
+        "bot_name": column(Bot, "name"), "bot_owner": column(Bot, "owner"),
+        "replay_match": column(Replay, "match"), "replay_data": column(Replay, "data"),
+        "id": column(Match, "pk"), "tournament": column(Match, "tournament"),
+    }
+    names.update({name: column(Match, name) for name in (
+        "kind", "pair", "swapped", "seed", "rules", "rules_key", "status", "winner", "score",
+        "reason", "failure", "attempts", "play_ms", "created_at", "started_at", "finished_at")})
+    names.update({f"seat_{name}": column(MatchSeat, name) for name in (
+        "match", "seat", "version", "fault_kind", "fault_detail", "log")})
+    return (_MATCH_ROWS_SQL.format(**names), _SEAT_ROWS_SQL.format(**names),
+            _REPLAY_SQL.format(**names))
 
 
 def match_rows(*, match_ids: list[int]) -> list[tuple]:
@@ -59,7 +91,7 @@ def match_rows(*, match_ids: list[int]) -> list[tuple]:
         rows = Match.objects.filter(pk__in=match_ids).order_by("pk").values_list(*MATCH_ROW_FIELDS)
         return [(*row[:15], *(_iso(value) for value in row[15:])) for row in rows]
     with connection.cursor() as cursor:
-        cursor.execute(_MATCH_ROWS_SQL, [list(match_ids)])
+        cursor.execute(_statements()[0], [list(match_ids)])
         rows = cursor.fetchall()
     return [
         (*row[:6], _json(row[6]), *row[7:10], _json(row[10]), *row[11:15],
@@ -93,7 +125,7 @@ def match_seat_rows(*, match_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     if not match_ids:
         return found
     with connection.cursor() as cursor:
-        cursor.execute(_SEAT_ROWS_SQL.format(ids=", ".join(["%s"] * len(match_ids))),
+        cursor.execute(_statements()[1].format(ids=", ".join(["%s"] * len(match_ids))),
                        list(match_ids))
         rows = cursor.fetchall()
     for (match_id, seat, version, number, owner, name, owner_id, fault_kind, fault_detail,
@@ -112,13 +144,6 @@ def match_replay(*, match: Match) -> dict[str, Any] | None:
     return None if data is None else replay_decode(bytes(data))
 
 
-_REPLAY_SQL = """
-SELECT m.attempts, m.finished_at, r.data
-FROM arena_match m LEFT JOIN arena_replay r ON r.match_id = m.id
-WHERE m.id = %s
-"""
-
-
 def match_replay_record(*, match_id: int) -> tuple[str, bytes | None] | None:
     """For the replay endpoint, in one statement: None when there is no such match; else what
     names the version of its replay (its attempts and finish time: a match re-queued and played
@@ -127,7 +152,7 @@ def match_replay_record(*, match_id: int) -> tuple[str, bytes | None] | None:
     if not 0 < match_id < 2**63:  # no such id (and none PostgreSQL's bigint can hold)
         return None
     with connection.cursor() as cursor:
-        cursor.execute(_REPLAY_SQL, [match_id])
+        cursor.execute(_statements()[2], [match_id])
         row = cursor.fetchone()
     if row is None:
         return None

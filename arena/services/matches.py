@@ -1,10 +1,16 @@
 """A match's transitions: queued → running (→ running again after a lost worker) → finished |
 failed, and failed → queued. Each is a write conditional on the row's status (an UPDATE ... WHERE
 status, or a locked read) and returns early when the transition is already done, so a task
-delivered twice writes once. Must not import the API or tasks at module level."""
+delivered twice writes once. This module is the one owner of each: where a worker's two per-match
+writes (start, record) take one statement on PostgreSQL, that statement is here beside the ORM
+path, written from the models' table and column names (``arena.sqlnames``), with the same
+conditions and effects; both paths are tested against the same expectations. The follow-up of a
+finished tournament match calls the tournament's and the ratings' own services. Must not import
+the API or ``arena.tasks``."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import zlib
@@ -12,11 +18,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from arena.models import (
+    Bot,
+    BotVersion,
     Match,
     MatchKind,
     MatchSeat,
@@ -26,15 +35,15 @@ from arena.models import (
     TournamentStatus,
 )
 from arena.runtime.play import PlayedMatch
-from arena.services import match_statements
 from arena.services.queue import matches_waiting_in_broker, queue_matches
-from arena.services.ratings import REFIT_STALE_AFTER, ratings_request_refit
+from arena.services.ratings import ratings_request_refit
 from arena.services.tournaments import tournament_finish_if_done, tournament_reopen
 from arena.services.versions import (
     version_validation_begin,
     version_validation_end,
     version_validation_reset,
 )
+from arena.sqlnames import column, fields, loaded, selected, table
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +60,23 @@ class StartedMatch:
     seats: list[MatchSeat]
 
 
+def one_statement() -> bool:
+    """True where a worker's start and record take one statement each: on PostgreSQL, where each
+    round trip saved is a wait for a busy database process (``docs/performance.md``). SQLite runs
+    in-process, with no round trip to save."""
+    return connection.vendor == "postgresql"
+
+
 def match_start(*, match_id: int) -> StartedMatch | None:
-    """queued | running → running, counting the attempt; the match and its seats, or None if it is
-    finished or failed (nothing to play). Running again is allowed: its worker was lost and the
-    broker redelivered. One statement on PostgreSQL (``match_statements.start``); elsewhere one
-    conditional UPDATE (atomic on its own: concurrent starts serialize on the row) and one
-    SELECT."""
-    if match_statements.available():
-        started = match_statements.start(match_id=match_id, now=timezone.now())
+    """queued | running → running, counting the attempt; the match and its seats (versions, bots
+    and owners loaded), or None if it is finished or failed (nothing to play). Running again is
+    allowed: its worker was lost and the broker redelivered.
+
+    On PostgreSQL one statement (the UPDATE and the seats' SELECT joined, ``_start_statement``);
+    elsewhere one conditional UPDATE (atomic on its own: concurrent starts serialize on the row)
+    and one SELECT."""
+    if one_statement():
+        started = _start_in_one_statement(match_id)
         if started is None:
             return None
         match, seats = started
@@ -81,13 +99,84 @@ def match_start(*, match_id: int) -> StartedMatch | None:
     return StartedMatch(match=match, seats=seats)
 
 
+#: What the one-statement start loads of each row; the rest is deferred (read on access). Seat
+#: logs, validation logs and fault details are long and not needed to play; of the owner, the name.
+_START_LEAVES_OUT = {
+    MatchSeat: ("log", "fault_detail"),
+    BotVersion: ("validation_log", "fault_detail"),
+}
+
+
+@functools.cache
+def _start_statement() -> tuple[str, dict[type, list]]:
+    """The start as one statement (``WITH started AS (UPDATE ... RETURNING *) SELECT ... JOIN``):
+    one row per seat, in seat order, each with the match's, the seat's, its version's, bot's and
+    owner's columns; none if the match was not queued or running. Also the fields each model's
+    columns hold, in order."""
+    user = get_user_model()
+    chosen = {
+        Match: fields(Match),
+        MatchSeat: fields(MatchSeat, leave_out=_START_LEAVES_OUT[MatchSeat]),
+        BotVersion: fields(BotVersion, leave_out=_START_LEAVES_OUT[BotVersion]),
+        Bot: fields(Bot),
+        user: [user._meta.pk, user._meta.get_field(user.USERNAME_FIELD)],
+    }
+    status, pk = column(Match, "status"), column(Match, "pk")
+    attempts = column(Match, "attempts")
+    sql = f"""
+WITH started AS (
+    UPDATE {table(Match)} SET {status} = %(running)s, {attempts} = {attempts} + 1,
+        {column(Match, "started_at")} = %(now)s
+    WHERE {pk} = %(id)s AND {status} IN (%(queued)s, %(running)s)
+    RETURNING *)
+SELECT {", ".join(selected(alias, chosen[model]) for alias, model in
+                  (("m", Match), ("s", MatchSeat), ("v", BotVersion), ("b", Bot), ("u", user)))}
+FROM started m
+JOIN {table(MatchSeat)} s ON s.{column(MatchSeat, "match")} = m.{pk}
+JOIN {table(BotVersion)} v ON v.{column(BotVersion, "pk")} = s.{column(MatchSeat, "version")}
+JOIN {table(Bot)} b ON b.{column(Bot, "pk")} = v.{column(BotVersion, "bot")}
+JOIN {table(user)} u ON u.{column(user, "pk")} = b.{column(Bot, "owner")}
+ORDER BY s.{column(MatchSeat, "seat")}
+"""
+    return sql, chosen
+
+
+def _start_in_one_statement(match_id: int) -> tuple[Match, list[MatchSeat]] | None:
+    sql, chosen = _start_statement()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {
+            "id": match_id, "now": timezone.now(),
+            "queued": MatchStatus.QUEUED, "running": MatchStatus.RUNNING,
+        })
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    match = None
+    seats = []
+    for row in rows:
+        loaded_row = {}
+        at = 0
+        for model, model_fields in chosen.items():  # the row's order: match, seat ... owner
+            loaded_row[model] = loaded(model, model_fields, row[at:at + len(model_fields)])
+            at += len(model_fields)
+        match = match or loaded_row[Match]  # the same match on every row
+        bot = loaded_row[Bot]
+        bot.owner = loaded_row[get_user_model()]
+        version = loaded_row[BotVersion]
+        version.bot = bot
+        seat = loaded_row[MatchSeat]
+        seat.match, seat.version = match, version
+        seats.append(seat)
+    return match, seats
+
+
 def match_record_result(*, match: Match, played: PlayedMatch) -> bool:
     """running → finished: atomically the result, each seat's fault and log and the compressed
     replay, and the validated version's verdict; after commit, the tournament's progress and
     rating work (``_follow_up``). False (and nothing written) unless the match is running.
 
     ``match`` is the row ``match_start`` returned (its kind, tournament and rules never change).
-    A tournament match on PostgreSQL takes one statement (``match_statements.record``)."""
+    A tournament match on PostgreSQL takes one statement (``_record_statement``)."""
     outcome = played.outcome
     result = outcome.result
     fault = result.get("fault")
@@ -102,20 +191,20 @@ def match_record_result(*, match: Match, played: PlayedMatch) -> bool:
                 fault["detail"] if faulted else "",
                 tail if faulted else tail[-QUIET_LOG_BYTES:],
             )
-    if match.kind == MatchKind.TOURNAMENT and match_statements.available():
-        recorded = match_statements.record(
-            match_id=match.pk, now=timezone.now(), result=result, play_ms=played.play_ms,
-            replay=data, size=len(raw), seat_logs=seat_logs,
+    finish = {
+        "status": MatchStatus.FINISHED, "winner": result["winner"], "score": result["score"],
+        "reason": result["reason"], "failure": "", "play_ms": played.play_ms,
+        "finished_at": timezone.now(),
+    }
+    if match.kind == MatchKind.TOURNAMENT and one_statement():
+        recorded, others_queued = _record_in_one_statement(
+            match, finish, data, len(raw), seat_logs
         )
         if recorded:
-            _follow_up_on_commit(match)
+            _follow_up_on_commit(match, finish_check=not others_queued)
         return recorded
     with transaction.atomic():
-        finished = Match.objects.filter(pk=match.pk, status=MatchStatus.RUNNING).update(
-            status=MatchStatus.FINISHED, winner=result["winner"], score=result["score"],
-            reason=result["reason"], failure="", play_ms=played.play_ms,
-            finished_at=timezone.now(),
-        )
+        finished = Match.objects.filter(pk=match.pk, status=MatchStatus.RUNNING).update(**finish)
         if not finished:  # finished or failed already: a second delivery writes nothing
             return False
         for number, (kind, detail, log_tail) in seat_logs.items():
@@ -131,6 +220,69 @@ def match_record_result(*, match: Match, played: PlayedMatch) -> bool:
     return True
 
 
+#: What recording a seat writes (``MatchSeat`` fields), in ``seat_logs``' order.
+_SEAT_WRITES = ("fault_kind", "fault_detail", "log")
+
+
+@functools.cache
+def _record_statement(finish_fields: tuple[str, ...], seats: tuple[int, ...]) -> str:
+    """The record as one statement: the match's UPDATE (only if running), the replay's INSERT and
+    one UPDATE per seat in ``seats``, each part running only if the match's UPDATE did (data-
+    modifying CTEs joined on its ``RETURNING``); it returns the number of replays inserted (1 or
+    0) and whether another match of the round-robin is still queued. Parameters: ``%(id)s``,
+    ``%(running)s``, ``%(queued)s``, ``%(tournament)s``, one per field of ``finish_fields``,
+    ``%(data)s``, ``%(size)s`` and, per seat ``n``, ``%(<field>_<n>)s`` for each of
+    ``_SEAT_WRITES``."""
+    pk = column(Match, "pk")
+    sets = ", ".join(f"{column(Match, name)} = %({name})s" for name in finish_fields)
+    seat_table, seat_match = table(MatchSeat), column(MatchSeat, "match")
+    seat_parts = "".join(f""",
+seat_{n} AS (
+    UPDATE {seat_table}
+    SET {", ".join(f"{column(MatchSeat, name)} = %({name}_{n})s" for name in _SEAT_WRITES)}
+    FROM finished WHERE {seat_table}.{seat_match} = finished.{pk}
+        AND {seat_table}.{column(MatchSeat, "seat")} = {int(n)}
+    RETURNING 1)""" for n in seats)
+    replay_match = column(Replay, "match")
+    return f"""
+WITH finished AS (
+    UPDATE {table(Match)} SET {sets}
+    WHERE {pk} = %(id)s AND {column(Match, "status")} = %(running)s
+    RETURNING {pk}),
+replay AS (
+    INSERT INTO {table(Replay)} ({replay_match}, {column(Replay, "data")}, {column(Replay, "size")})
+    SELECT {pk}, %(data)s, %(size)s FROM finished
+    RETURNING {replay_match}){seat_parts}
+SELECT (SELECT count(*) FROM replay), EXISTS (
+    SELECT 1 FROM {table(Match)} WHERE {column(Match, "tournament")} = %(tournament)s
+        AND {column(Match, "status")} = %(queued)s AND {pk} <> %(id)s)
+"""
+
+
+def _record_in_one_statement(
+    match: Match, finish: dict, data: bytes, size: int,
+    seat_logs: dict[int, tuple[str, str, str]],
+) -> tuple[bool, bool]:
+    """``match_record_result``'s writes in one statement: (recorded, another match of the
+    round-robin still queued). Not recorded, and nothing written, unless the match was running.
+    Values go through their fields' own preparation (JSON, bytes)."""
+    params = {
+        name: Match._meta.get_field(name).get_db_prep_save(value, connection)
+        for name, value in finish.items()
+    }
+    params.update({"id": match.pk, "running": MatchStatus.RUNNING, "size": size,
+                   "queued": MatchStatus.QUEUED, "tournament": match.tournament_id,
+                   "data": Replay._meta.get_field("data").get_db_prep_save(data, connection)})
+    for n, values in seat_logs.items():
+        params.update({f"{name}_{n}": value for name, value in zip(_SEAT_WRITES, values,
+                                                                    strict=True)})
+    sql = _record_statement(tuple(finish), tuple(sorted(seat_logs)))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        recorded, others_queued = cursor.fetchone()
+    return bool(recorded), others_queued
+
+
 def match_after_record(*, match_id: int) -> None:
     """The after-commit work of a finished tournament match, again: the tournament's finish check
     and the rating refit request (both idempotent). For a second delivery of a recorded match,
@@ -144,28 +296,24 @@ def match_after_record(*, match_id: int) -> None:
         _follow_up(match)
 
 
-def _follow_up_on_commit(match: Match) -> None:
+def _follow_up_on_commit(match: Match, *, finish_check: bool = True) -> None:
     """``_follow_up`` once the current transaction commits (now, outside one): of two last
     matches finishing together, the later check sees both done, and a refit that reads the board
     after the request sees this result."""
-    transaction.on_commit(lambda: _follow_up(match))
+    transaction.on_commit(lambda: _follow_up(match, finish_check=finish_check))
 
 
-def _follow_up(match: Match) -> None:
-    """A finished tournament match's progress and rating work: the tournament's finish check and
-    the board's refit request, both idempotent; one statement on PostgreSQL in the usual case."""
-    preset, key = match.rules["preset"], match.rules_key
-    if match_statements.available():
-        now = timezone.now()
-        _, handled = match_statements.follow_up(
-            tournament_id=match.tournament_id, rules_key=key, now=now,
-            fresh_since=now - REFIT_STALE_AFTER,
-        )
-        if not handled:
-            ratings_request_refit(preset=preset, rules_key=key)
-        return
-    tournament_finish_if_done(tournament_id=match.tournament_id)
-    ratings_request_refit(preset=preset, rules_key=key)
+def _follow_up(match: Match, *, finish_check: bool = True) -> None:
+    """A finished tournament match's progress and rating work, through their own services: the
+    tournament's finish check and the board's refit request, both idempotent.
+
+    ``finish_check=False`` when the record saw another match of the round-robin still queued:
+    this match is not the last, and that one's own follow-up (or its failure's, or the minutely
+    sweep's) makes the check, after it has started, played and committed, so after this result
+    committed. It saves a round trip on every match but the last few."""
+    if finish_check:
+        tournament_finish_if_done(tournament_id=match.tournament_id)
+    ratings_request_refit(preset=match.rules["preset"], rules_key=match.rules_key)
 
 
 def match_fail(*, match_id: int, reason: str) -> bool:

@@ -41,7 +41,7 @@ def match_play(*, match_id: int) -> bool:
             rules_from_dict(match.rules),
             specs,
             seed=match.seed,
-            match_id=match.match_id,
+            match_id=match.protocol_id,
             players=players,
             backend=settings.ARENA_SANDBOX,
         )

@@ -11,7 +11,7 @@ committed before a refit reads the board is in that refit (the request runs afte
 commit and the refit reads after its queued → running commit).
 
 A board left queued, running or again for ``REFIT_STALE_AFTER`` (a lost task or worker) is queued
-again by the next request. Must not import the API or tasks at module level.
+again by the next request. Must not import the API or ``arena.tasks``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from arena.models import Rating, RatingBoard, RefitState
 from arena.rating import board as rating_board
 from arena.rating import fit_ratings
 from arena.selectors.ratings import rated_results
+from arena.services.queue import REFIT_RATINGS, send_after_commit
 
 log = logging.getLogger(__name__)
 
@@ -38,13 +39,14 @@ def ratings_request_refit(*, preset: str, rules_key: str) -> None:
     """Ask for the ratings of board ``rules_key`` (rule preset ``preset``) to be refitted:
     idle → queued (one task sent after commit), running → again; queued and again stay.
 
-    Runs after every rated match, so the usual cases take one statement: a fresh running refit
-    becomes again, a fresh queued or again one needs nothing (it has yet to read the board)."""
+    Runs after every rated match, so the usual case takes one read: a fresh queued or again
+    refit needs nothing (it has yet to read the board, and this result committed before this
+    request); a fresh running one becomes again in one more statement."""
     now = timezone.now()
     fresh = RatingBoard.objects.filter(key=rules_key, state_changed_at__gte=now - REFIT_STALE_AFTER)
-    if fresh.filter(state=RefitState.RUNNING).update(state=RefitState.AGAIN, state_changed_at=now):
-        return
     if fresh.filter(state__in=(RefitState.QUEUED, RefitState.AGAIN)).exists():
+        return
+    if fresh.filter(state=RefitState.RUNNING).update(state=RefitState.AGAIN, state_changed_at=now):
         return
     with transaction.atomic():
         RatingBoard.objects.get_or_create(
@@ -152,11 +154,4 @@ def _send_refit(board_id: int, *, since_fit: timedelta | None) -> None:
     """One ``refit_ratings`` task once the current transaction commits, due ``ARENA_REFIT_EVERY``
     seconds after the board's last fit (``since_fit`` ago; None: never fitted, due now)."""
     wait = settings.ARENA_REFIT_EVERY - (1e9 if since_fit is None else since_fit.total_seconds())
-    countdown = max(0.0, round(wait, 3))
-
-    def send() -> None:
-        from arena.tasks import refit_ratings
-
-        refit_ratings.apply_async((board_id,), countdown=countdown or None)
-
-    transaction.on_commit(send)
+    send_after_commit(REFIT_RATINGS, board_id, countdown=max(0.0, round(wait, 3)) or None)

@@ -8,6 +8,7 @@ from datetime import timedelta
 from unittest import mock
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from arena.models import (
@@ -23,6 +24,7 @@ from arena.models import (
 from arena.services.bots import builtin_bots_ensure
 from arena.services.matches import match_requeue, matches_sweep_stuck
 from arena.services.play import match_play, version_spec
+from arena.services.queue import RUN_MATCH
 from arena.services.schedules import schedule_create, schedules_run_due
 from arena.services.tournaments import tournament_create
 from tests.arena.conftest import FIRST_BOT, RANDOM_BOT
@@ -66,6 +68,22 @@ def test_the_last_match_finishes_the_tournament(tournament, run_tasks):
             match_play(match_id=match.pk)
     tournament.refresh_from_db()
     assert tournament.status == "finished" and tournament.finished_at is not None
+
+
+@pytest.mark.parametrize("name", [RUN_MATCH, "arena.tasks.play_match"])
+def test_a_match_task_sent_by_name_plays_the_match(tournament, run_tasks, name):
+    """Services send the match task by its registered name (eager here: it runs in-process); the
+    name of earlier releases, ``arena.tasks.play_match``, still plays a match queued before an
+    upgrade."""
+    from celery import current_app
+
+    match = tournament.matches.first()
+    with run_tasks():
+        transaction.on_commit(
+            lambda: current_app.signature(name, args=(match.pk,)).apply_async()
+        )
+    match.refresh_from_db()
+    assert match.status == MatchStatus.FINISHED and match.attempts == 1
 
 
 def test_a_redelivered_running_match_is_played_again(tournament):
@@ -190,11 +208,11 @@ def test_the_sweep_resends_the_lost_tasks_of_queued_matches(
     tournament.matches.update(created_at=timezone.now() - timedelta(minutes=age_minutes))
     with (
         mock.patch("arena.services.matches.matches_waiting_in_broker", return_value=waiting),
-        mock.patch("arena.tasks.play_match.delay") as delay,
+        mock.patch("arena.tasks.run_match.apply_async") as delay,
         run_tasks(),
     ):
         assert matches_resend_orphans() == (ids if resent else [])
-    assert sorted(call.args[0] for call in delay.call_args_list) == (ids if resent else [])
+    assert sorted(call.args[0][0] for call in delay.call_args_list) == (ids if resent else [])
 
 
 @pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored")  # meant: published
@@ -207,8 +225,8 @@ def test_the_broker_counts_the_match_tasks_waiting(settings):
         connection.default_channel.queue_declare(queue=queue)
         connection.default_channel.queue_purge(queue)
         assert matches_waiting_in_broker() == 0
-        app.send_task("arena.tasks.play_match", (10**9,), queue=queue)
-        app.send_task("arena.tasks.play_match", (10**9 + 1,), queue=queue)
+        app.send_task(RUN_MATCH, (10**9,), queue=queue)
+        app.send_task(RUN_MATCH, (10**9 + 1,), queue=queue)
         assert matches_waiting_in_broker() == 2
         connection.default_channel.queue_purge(queue)
     assert matches_waiting_in_broker() == 0

@@ -124,7 +124,8 @@ def test_platform_work_has_a_queue_of_its_own_that_workers_consume(settings):
     matches = settings.CELERY_TASK_DEFAULT_QUEUE
     control = settings.ARENA_CONTROL_QUEUE
     assert control != matches
-    assert router.route({}, "arena.tasks.play_match")["queue"].name == matches
+    assert router.route({}, "arena.tasks.run_match")["queue"].name == matches
+    assert router.route({}, "arena.tasks.play_match")["queue"].name == matches  # the old name
     for task in ("arena.tasks.refit_ratings", "arena.tasks.sweep_stuck_matches",
                  "arena.tasks.run_due_schedules"):
         assert router.route({}, task)["queue"].name == control

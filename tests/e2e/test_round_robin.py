@@ -15,6 +15,7 @@ import requests
 from django.contrib.auth.models import User
 
 from arena.models import Match, MatchSeat, Replay, Tournament
+from arena.services.queue import RUN_MATCH
 from config.celery import app as celery_app
 from engine.check import check_replay
 from tests.arena.conftest import FIRST_BOT, RANDOM_BOT
@@ -86,7 +87,7 @@ def test_two_users_upload_and_a_round_robin_plays_to_the_end(stack: Stack):
     # A second delivery of a finished match's task writes nothing.
     match = Match.objects.filter(tournament_id=detail["id"]).first()
     before = _snapshot(match.pk)
-    result = celery_app.send_task("arena.tasks.play_match", args=[match.pk], queue=stack.queue)
+    result = celery_app.send_task(RUN_MATCH, args=[match.pk], queue=stack.queue)
     wait_for(
         lambda: f"{result.id}] succeeded".encode() in stack.worker_log(), 30,
         "the duplicate task to run",

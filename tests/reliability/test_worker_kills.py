@@ -21,6 +21,7 @@ from arena.models import Match, MatchStatus, Rating, RatingBoard, RefitState, Re
 from arena.selectors.ratings import tournament_ranking_rows
 from arena.selectors.tournaments import tournament_standings
 from arena.services.bots import builtin_bots_ensure
+from arena.services.queue import RUN_MATCH
 from arena.services.tournaments import tournament_create
 from config.celery import app as celery_app
 from tests.e2e.conftest import Stack, login, wait_for
@@ -126,7 +127,7 @@ def _schedule(stack: Stack, versions: list[int]) -> Tournament:
             version_ids=versions, pairs=PAIRS, seed=SEED,
         )
     for match_id in queue.call_args.kwargs["match_ids"]:
-        celery_app.send_task("arena.tasks.play_match", args=[match_id], queue=stack.queue)
+        celery_app.send_task(RUN_MATCH, args=[match_id], queue=stack.queue)
     return tournament
 
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_the_creator_cancels_and_the_page_stops_polling(alice, live_server, browser, screenshots):
     builtins = builtin_bots_ensure()
-    with mock.patch("arena.tasks.play_match.delay"):  # no worker: every match stays queued
+    with mock.patch("arena.tasks.run_match.apply_async"):  # no worker: every match stays queued
         tournament = tournament_create(
             created_by=alice, name="Cancelled cup", rules={"preset": "politaine"}, pairs=1,
             version_ids=[builtins["random"].pk, builtins["greedy"].pk],

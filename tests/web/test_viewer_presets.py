@@ -95,7 +95,7 @@ def recorded(user, preset: str, wanted: Callable[[dict], bool]) -> tuple[Match, 
     else:
         pytest.fail(f"no {preset} replay with what the test needs in 2,000 seeds")
     builtins = builtin_bots_ensure()
-    with mock.patch("arena.tasks.play_match.delay"):
+    with mock.patch("arena.tasks.run_match.apply_async"):
         tournament = tournament_create(
             created_by=user, name=f"{preset} replays", rules=rules, pairs=1, seed=seed,
             version_ids=[builtins["random"].pk, builtins["greedy"].pk],
@@ -103,7 +103,7 @@ def recorded(user, preset: str, wanted: Callable[[dict], bool]) -> tuple[Match, 
     match = tournament.matches.order_by("id").first()
     seats = match.seats.select_related("version__bot__owner").order_by("seat")
     players = [Player(s.version.bot.label, s.version.number) for s in seats]
-    replay = play(match.rules, match.seed, match.match_id, players)
+    replay = play(match.rules, match.seed, match.protocol_id, players)
     result = replay["result"]
     Match.objects.filter(pk=match.pk).update(
         status="finished", winner=result["winner"], score=result["score"],

@@ -44,7 +44,7 @@ def world(transactional_db, settings) -> dict[str, dict[str, str]]:
     round-robin of 200 matches would take minutes to play)."""
     settings.ARENA_UPLOAD_RATE = "100000/minute"
     with (
-        mock.patch("arena.tasks.play_match.delay"),
+        mock.patch("arena.tasks.run_match.apply_async"),
         mock.patch("arena.tasks.refit_ratings.apply_async"),
     ):
         alice = User.objects.create_user("alice", password="alice-password-1")

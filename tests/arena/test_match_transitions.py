@@ -1,20 +1,26 @@
-"""The worker's per-match steps on PostgreSQL (``match_statements``: one statement each) do what
-the ORM path does (SQLite, validation matches): the same rows, the same conditions, the same
-follow-up; and a tournament match costs three statements in the usual case."""
+"""A worker's per-match transitions (``arena.services.matches``): the start and the record in one
+statement each on PostgreSQL do what the ORM path does (SQLite, validation matches), with the same
+rows, conditions and follow-up; the statements are written from the models' names and load what
+they did not select as deferred fields, never as defaults; and a tournament match costs three
+statements in the usual case."""
 
 from __future__ import annotations
 
+import re
 import zlib
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+from django.apps import apps
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from arena.models import Match, MatchStatus, RatingBoard, RefitState, Replay, TournamentStatus
 from arena.runtime.play import PlayedMatch
-from arena.services import match_statements
+from arena.services import matches
 from arena.services.matches import match_record_result, match_start
 from arena.services.play import match_play
 from arena.services.ratings import REFIT_STALE_AFTER
@@ -25,17 +31,17 @@ from tests.arena.conftest import FIRST_BOT
 pytestmark = pytest.mark.django_db
 
 on_postgresql = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="the statements are PostgreSQL's"
+    connection.vendor != "postgresql", reason="the one-statement path is PostgreSQL's"
 )
 
 
-@pytest.fixture(params=["statements", "orm"])
+@pytest.fixture(params=["one statement", "orm"])
 def path(request, monkeypatch) -> str:
-    """Each test runs through the PostgreSQL statements and through the ORM path."""
-    if request.param == "statements" and connection.vendor != "postgresql":
-        pytest.skip("the statements are PostgreSQL's")
+    """Each test runs through the one-statement path (PostgreSQL) and through the ORM path."""
+    if request.param == "one statement" and connection.vendor != "postgresql":
+        pytest.skip("the one-statement path is PostgreSQL's")
     if request.param == "orm":
-        monkeypatch.setattr(match_statements, "available", lambda: False)
+        monkeypatch.setattr(matches, "one_statement", lambda: False)
     return request.param
 
 
@@ -104,12 +110,12 @@ def test_start_refuses_a_finished_or_failed_match(tournament, path):
 @pytest.mark.parametrize("fault_seat", [None, 2])
 def test_both_paths_record_the_same_rows(tournament, monkeypatch, fault_seat):
     if connection.vendor != "postgresql":
-        pytest.skip("the statements are PostgreSQL's")
+        pytest.skip("the one-statement path is PostgreSQL's")
     first, second = tournament.matches.order_by("pk")[:2]
     result = played(fault_seat)
     started = match_start(match_id=first.pk)
     assert match_record_result(match=started.match, played=result) is True
-    monkeypatch.setattr(match_statements, "available", lambda: False)
+    monkeypatch.setattr(matches, "one_statement", lambda: False)
     started = match_start(match_id=second.pk)
     assert match_record_result(match=started.match, played=result) is True
     through_statements, through_orm = rows(first), rows(second)
@@ -155,6 +161,24 @@ def test_the_last_result_finishes_the_tournament(tournament, path, run_tasks):
         assert tournament.status == expected
 
 
+def test_the_last_two_results_together_finish_the_tournament(tournament, path, run_tasks):
+    """The last two matches started before either is recorded: neither sees another one queued,
+    both make the finish check, and the later one finishes the round-robin."""
+    *first, one, two = list(tournament.matches.order_by("pk"))
+    for match in first:
+        with run_tasks():
+            match_record_result(match=match_start(match_id=match.pk).match, played=played())
+    started = [match_start(match_id=one.pk), match_start(match_id=two.pk)]
+    with run_tasks():
+        match_record_result(match=started[0].match, played=played())
+    tournament.refresh_from_db()
+    assert tournament.status == TournamentStatus.RUNNING
+    with run_tasks():
+        match_record_result(match=started[1].match, played=played())
+    tournament.refresh_from_db()
+    assert tournament.status == TournamentStatus.FINISHED
+
+
 def board(state: RefitState, age: timedelta = timedelta(0)) -> RatingBoard:
     board, _ = RatingBoard.objects.update_or_create(
         key="quatre-sept",
@@ -168,7 +192,7 @@ def refits_sent_to(monkeypatch) -> list[int]:
     """The board ids of the refit tasks sent from now on (not run)."""
     sent: list[int] = []
     monkeypatch.setattr(
-        "arena.tasks.refit_ratings.apply_async", lambda args, **options: sent.extend(args)
+        "arena.tasks.refit_ratings.apply_async", lambda args, kwargs, **options: sent.extend(args)
     )
     return sent
 
@@ -211,8 +235,10 @@ def test_a_board_that_does_not_exist_yet_is_created_and_queued(tournament, path,
 
 @on_postgresql
 def test_a_tournament_match_takes_three_statements(tournament, run_tasks):
-    """Start, record, follow-up: one round trip each when the board's refit is already queued
-    (the usual case during a round-robin)."""
+    """Start and record one statement each; after commit, through its own service, the refit
+    request (one read when the board's refit is already queued), the usual case during a
+    round-robin: the tournament's finish check is left to the last matches (the record saw
+    another one still queued)."""
     board(RefitState.QUEUED)
     match = tournament.matches.order_by("pk").first()
     with CaptureQueriesContext(connection) as queries, run_tasks():
@@ -220,3 +246,37 @@ def test_a_tournament_match_takes_three_statements(tournament, run_tasks):
     statements = [q["sql"] for q in queries.captured_queries
                   if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
     assert len(statements) == 3, statements
+
+
+def test_start_defers_what_it_did_not_select(tournament, path):
+    """The started match's seats read a column the start did not load from the row (deferred,
+    one query), never as the field's default."""
+    match = tournament.matches.order_by("pk").first()
+    seat = match.seats.get(seat=0)
+    type(seat.version).objects.filter(pk=seat.version_id).update(validation_log="stored log")
+    type(seat).objects.filter(pk=seat.pk).update(log="an earlier attempt's log")
+    started = match_start(match_id=match.pk)
+    first = started.seats[0]
+    assert first.version.validation_log == "stored log"
+    assert first.log == "an earlier attempt's log"
+    assert started.match.created_at == match.created_at  # every column of the match is loaded
+    assert started.seats[0].version.bot.owner.username == "alice"
+
+
+SQL_WORDS = re.compile(r"\b(FROM|JOIN|UPDATE|INTO)\s+\"?(\w+)", re.IGNORECASE)
+
+
+def test_no_hand_written_sql_names_a_table_literally():
+    """Every table name in the code comes from ``Model._meta.db_table`` (``arena.sqlnames``):
+    no source file outside the migrations spells one."""
+    tables = {model._meta.db_table for model in apps.get_models()}
+    assert {"arena_match", get_user_model()._meta.db_table} <= tables
+    root = Path(__file__).resolve().parents[2]
+    spelled = []
+    for path in [*root.glob("arena/**/*.py"), *root.glob("config/**/*.py")]:
+        if "migrations" in path.parts:
+            continue
+        text = path.read_text()
+        spelled += [(path.name, name) for _, name in SQL_WORDS.findall(text) if name in tables]
+        spelled += [(path.name, name) for name in tables if f"{name} " in text]
+    assert spelled == []

@@ -1,0 +1,63 @@
+"""Hand-written SQL from the models' own names: tables (``Model._meta.db_table``) and columns
+(``field.column``), quoted for the default database, and model instances built from such a
+statement's rows the way the ORM builds them.
+
+Invariant: no hand-written statement names a table or a column literally, so a renamed field, a
+custom user model or a changed ``db_table`` changes the SQL with it; an instance built here has
+the selected columns converted as the ORM converts them and every other field deferred (read on
+access), never a default standing in for a value. Imports Django only.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from django.db import connection
+from django.db.models import Field, Model
+
+M = TypeVar("M", bound=Model)
+
+
+def table(model: type[Model]) -> str:
+    """The model's table, quoted."""
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def column(model: type[Model], name: str) -> str:
+    """The column of field ``name`` (``"pk"`` for the primary key), quoted."""
+    field = model._meta.pk if name == "pk" else model._meta.get_field(name)
+    return connection.ops.quote_name(field.column)
+
+
+def fields(model: type[Model], *, leave_out: Sequence[str] = ()) -> list[Field]:
+    """The model's concrete fields in their order, without those named in ``leave_out``."""
+    return [f for f in model._meta.concrete_fields if f.name not in leave_out]
+
+
+def selected(alias: str, chosen: Sequence[Field]) -> str:
+    """``alias."col", ...`` for these fields, in order."""
+    quote = connection.ops.quote_name
+    return ", ".join(f"{alias}.{quote(f.column)}" for f in chosen)
+
+
+def loaded(model: type[M], chosen: Sequence[Field], values: Sequence[Any]) -> M:
+    """An instance of ``model`` from ``values`` of the ``chosen`` fields (in ``fields`` order), each
+    converted as the ORM converts a column it reads (JSON parsed, and so on); the model's other
+    fields are deferred."""
+    converted = []
+    for field, value in zip(chosen, values, strict=True):
+        col, converters = _converters(model, field)
+        for convert in converters:
+            value = convert(value, col, connection)
+        converted.append(value)
+    return model.from_db(connection.alias, [f.attname for f in chosen], converted)
+
+
+@functools.cache
+def _converters(model: type[Model], field: Field) -> tuple[Any, tuple[Callable, ...]]:
+    """The column expression of ``field`` and the converters the ORM applies to what it reads
+    from it (the same for every row: worked out once)."""
+    col = field.get_col(model._meta.db_table)
+    return col, tuple(connection.ops.get_db_converters(col) + col.get_db_converters(connection))

@@ -1,0 +1,50 @@
+"""``docs/settings.md``'s table lists exactly the environment variables ``config/settings.py``
+reads: a variable added to the settings without a line in the table (or a line left for one
+removed) fails here."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The settings module's ways of reading a variable: ``os.environ.get(NAME, ...)``,
+#: ``os.environ[NAME]`` and its helpers ``_env_bool(NAME, ...)``, ``_env_list(NAME, ...)``.
+READERS = {"get", "_env_bool", "_env_list"}
+
+
+def read_by_settings() -> set[str]:
+    tree = ast.parse((ROOT / "config" / "settings.py").read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            on_environ = not isinstance(func, ast.Attribute) or (
+                isinstance(func.value, ast.Attribute) and func.value.attr == "environ"
+            )
+            if called in READERS and on_environ:
+                names.add(node.args[0].value)
+        elif (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+              and node.value.attr == "environ" and isinstance(node.slice, ast.Constant)):
+            names.add(node.slice.value)
+    return names
+
+
+def in_the_table() -> set[str]:
+    text = (ROOT / "docs" / "settings.md").read_text()
+    return set(re.findall(r"^\| `([A-Z0-9_]+)` \|", text, re.MULTILINE))
+
+
+def test_the_reader_finds_the_variables_it_should():
+    names = read_by_settings()
+    assert {"DATABASE_URL", "REDIS_URL", "DJANGO_DEBUG", "ALLOWED_HOSTS",
+            "ARENA_NUM_PROXIES", "CELERY_EAGER"} <= names
+
+
+def test_the_settings_table_lists_exactly_what_settings_reads():
+    read, listed = read_by_settings(), in_the_table()
+    assert sorted(read - listed) == [], "read by config/settings.py, missing from docs/settings.md"
+    assert sorted(listed - read) == [], "in docs/settings.md, not read by config/settings.py"
