@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from arena.models import Match, MatchStatus, TournamentStatus
 from arena.services.matches import match_fail
+from arena.services.queue import RUN_MATCH, send_after_commit
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ def match_platform_failure(*, match_id: int, error: BaseException) -> bool:
             f"{cause}",
         )
         if again:
-            transaction.on_commit(lambda: _send_later(match_id))
+            send_after_commit(RUN_MATCH, match_id, countdown=settings.ARENA_PLATFORM_RETRY_DELAY)
     if again:
         log.warning("match %s: the platform failed (%s); it is played again", match_id, cause)
         return True
@@ -50,9 +51,3 @@ def match_platform_failure(*, match_id: int, error: BaseException) -> bool:
         f"nobody (no result, no rating). Last error: {cause}",
     )
     return False
-
-
-def _send_later(match_id: int) -> None:
-    from arena.tasks import play_match
-
-    play_match.apply_async((match_id,), countdown=settings.ARENA_PLATFORM_RETRY_DELAY)
