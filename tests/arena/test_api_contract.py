@@ -35,7 +35,7 @@ def test_one_request_body_type_per_operation(schema):
             bodies += 1
             wanted = "multipart/form-data" if (path, method) in UPLOADS else "application/json"
             assert list(body["content"]) == [wanted], (path, method)
-    assert bodies == 4  # token, bot, version, round-robin
+    assert bodies == 6  # token, bot, version, round-robin, ladder (create, change)
 
 
 def test_the_server_takes_the_body_type_the_schema_names(alice, client_for):
