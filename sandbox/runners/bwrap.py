@@ -33,6 +33,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -52,7 +53,7 @@ from sandbox.staging import (
     staged_libraries,
     warm,
 )
-from sandbox.uids import UidLease, UidPool
+from sandbox.uids import UidLease, UidPool, release_all
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,9 @@ _BWRAP_ENV = {"PATH": "/usr/bin:/bin"}
 _BWRAP_OWN_PROCESSES = 2
 #: How often (seconds) a runner asks its runtimes' files into the page cache again.
 WARM_EVERY_S = 60.0
+#: Ended seats whose uids wait for the shared sweep: it runs when the runner's last running seat
+#: ends (a match's four seats end together: one /proc scan instead of four), or at this many.
+SWEEP_BATCH = 8
 
 
 class BwrapUnavailable(RuntimeError):
@@ -160,10 +164,11 @@ def bwrap_argv(
     for hidden in runtime.hidden:
         argv += ["--tmpfs", hidden, "--remount-ro", hidden]
     argv += ["--proc", "/proc"]
+    empty, empty_dir = empty_file(), empty_folder()
     for path in _present(PROC_MASKS):
-        argv += ["--ro-bind", empty_file(), path]
+        argv += ["--ro-bind", empty, path]
     for path in _present(PROC_MASK_DIRS):
-        argv += ["--ro-bind", empty_folder(), path]
+        argv += ["--ro-bind", empty_dir, path]
     if meminfo_fd is not None:
         argv += ["--perms", "0444", "--ro-bind-data", str(meminfo_fd), "/proc/meminfo"]
     for device in DEVICES:
@@ -291,6 +296,9 @@ class BwrapRunner:
                 self.cgroup_support.reason,
             )
         self._libraries: dict[str, dict[str, str]] = {}
+        self._lock = threading.Lock()
+        self._running = 0  # seats started and not yet released
+        self._ended: list[UidLease] = []  # their uids still to sweep
         self._warmed: dict[str, float] = {}
         self.confinement = {
             "seccomp": "on" if seccomp else "off",
@@ -316,6 +324,19 @@ class BwrapRunner:
             for folder in (*(d for d in runtime.dirs if d not in view), *view.values()):
                 warm(Path(folder))
         return view
+
+    def _retire(self, lease: UidLease | None) -> None:
+        """A seat ended: its uid joins those to sweep, and the sweep runs (one /proc scan for
+        all of them) once no seat of this runner runs or ``SWEEP_BATCH`` wait. A uid is leased
+        again only after its sweep: until then its lock is held."""
+        with self._lock:
+            self._running -= 1
+            if lease is not None:
+                self._ended.append(lease)
+            if self._running > 0 and len(self._ended) < SWEEP_BATCH:
+                return
+            ended, self._ended = self._ended, []
+        release_all(ended)
 
     def start(self, bot: object, limits: Limits | None = None) -> BotProcess:
         if not isinstance(bot, InstalledBot):
@@ -376,13 +397,15 @@ class BwrapRunner:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(popen.pid, signal.SIGKILL)
 
+        with self._lock:
+            self._running += 1
+
         def release() -> None:
             try:
-                if lease is not None:
-                    lease.release()
-            finally:
                 if cgroup is not None:
                     cgroup.remove()
+            finally:
+                self._retire(lease)
 
         return BotProcess(
             popen,
