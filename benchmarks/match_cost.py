@@ -188,6 +188,7 @@ class TimedSeat(SessionSeat):
     def __init__(self, session: Any, account: Account) -> None:
         super().__init__(session)
         self.account = account
+        self.seen: dict[int, tuple[str, int, int]] = {}
 
     def _timed(self, key: str, call: Callable[[], Any]) -> Any:
         start = _cpu()
@@ -206,15 +207,24 @@ class TimedSeat(SessionSeat):
         return self._timed("decisions", lambda: SessionSeat.turn(self, message))  # type: ignore[no-any-return]
 
     def notify(self, message: dict[str, Any]) -> None:
+        if message.get("type") == "match_end":  # a bot may exit as soon as it reads this
+            self._snapshot()
         self._timed("decisions", lambda: SessionSeat.notify(self, message))
 
-    def close(self) -> None:
-        names = ("seat_monitor", "seat_pid1", "seat_bot")
+    def _snapshot(self) -> None:
+        """Read the CPU of the seat's processes (monitor, pid 1, bot), keeping each one's
+        latest figure; they are charged when the seat closes."""
         tree = _seat_tree(self.session.process.pid)
-        for i, pid in enumerate(tree):
-            name = names[min(i, 2)] if len(tree) == 3 else ("seat_bot" if i == 0 else
-                                                             "seat_other")
+        names = ("seat_monitor", "seat_pid1", "seat_bot") if len(tree) == 3 else (
+            "seat_bot", "seat_other", "seat_other")
+        for name, pid in zip(names, tree, strict=False):
             run, wait = _schedstat(pid)
+            if run:
+                self.seen[pid] = (name, run, wait)
+
+    def close(self) -> None:
+        self._snapshot()
+        for name, run, wait in self.seen.values():
             self.account.add(name, run)
             self.account.add("seat_wait", wait)
             self.account.add("seat_before_close", run)
@@ -338,7 +348,7 @@ ROWS = [
     ("seats: bwrap monitor", "seat_monitor"),
     ("seats: bwrap pid 1", "seat_pid1"),
     ("seats: bots", "seat_bot"),
-    ("seats: after close (exit, teardown)", "seat_after"),
+    ("seats: after match_end (exit, teardown)", "seat_after"),
     ("seats total (user)", "seats_user"),
     ("seats total (sys)", "seats_sys"),
     ("kernel threads (host-wide)", "kernel_threads"),

@@ -37,7 +37,9 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from sandbox import seat_exec
 from sandbox.cgroups import CgroupSupport, SeatCgroup
 from sandbox.cgroups import detect as cgroups_detect
 from sandbox.package import InstalledBot
@@ -204,14 +206,7 @@ def _child_setup(
 ) -> Callable[[], None]:
     """A preexec function (runs in the child before exec): join the seat's cgroup while still
     privileged, drop to ``uid``, lower the rlimits, die with the worker."""
-    caps = [
-        (resource.RLIMIT_AS, limits.memory_bytes),
-        (resource.RLIMIT_CPU, limits.cpu_seconds),
-        (resource.RLIMIT_NPROC, processes),
-        (resource.RLIMIT_FSIZE, limits.file_bytes),
-        (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_CORE, 0),
-    ]
+    caps = _rlimits(limits, processes)
 
     def preexec() -> None:
         if cgroup is not None:
@@ -226,6 +221,31 @@ def _child_setup(
             _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
     return preexec
+
+
+def _rlimits(limits: Limits, processes: int) -> tuple[tuple[int, int], ...]:
+    """The seat's rlimits (soft = hard), in the order they are set."""
+    return (
+        (resource.RLIMIT_AS, limits.memory_bytes),
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_NPROC, processes),
+        (resource.RLIMIT_FSIZE, limits.file_bytes),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_CORE, 0),
+    )
+
+
+def _helper_argv(
+    helper: str, status_fd: int, cgroup: SeatCgroup | None, uid: int | None,
+    caps: tuple[tuple[int, int], ...], program: str, argv: list[str],
+) -> list[str]:
+    """The command line of ``sandbox.seat_exec``'s helper that sets the seat up, then execs
+    ``program`` with ``argv``."""
+    cgroup_fds = ",".join(str(fd) for fd in cgroup.procs_fds()) if cgroup else ""
+    return [
+        helper, str(status_fd), cgroup_fds or "-", "-" if uid is None else str(uid),
+        ",".join(f"{which}={value}" for which, value in caps) or "-", program, *argv,
+    ]
 
 
 def _data_fd(data: bytes) -> int:
@@ -280,8 +300,10 @@ class BwrapRunner:
         seccomp: bool = True,
         cgroups: bool = True,
         cgroup_root: Path | None = None,
+        use_helper: bool = True,
     ) -> None:
         self.limits = limits or Limits()
+        self.use_helper = use_helper
         self.bwrap = staged_bwrap(bwrap or find_bwrap())
         self.uid_pool = uid_pool or (UidPool() if os.geteuid() == 0 else None)
         self.seccomp = seccomp
@@ -324,6 +346,50 @@ class BwrapRunner:
             for folder in (*(d for d in runtime.dirs if d not in view), *view.values()):
                 warm(Path(folder))
         return view
+
+    def _spawn(
+        self, argv: list[str], fds: list[int], limits: Limits, processes: int, uid: int | None,
+        cgroup: SeatCgroup | None,
+    ) -> subprocess.Popen[bytes]:
+        """Start bwrap with ``argv`` as the seat's first process: in its cgroup, as ``uid``,
+        under its rlimits, dying with the worker. Through ``seat_exec``'s helper (vfork, then
+        the helper sets the seat up and execs bwrap) when it could be built, else through a
+        preexec function (fork of the whole worker)."""
+        common: dict[str, Any] = {
+            "stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
+            "bufsize": 0, "cwd": "/", "env": dict(_BWRAP_ENV), "start_new_session": True,
+        }
+        helper = seat_exec.helper() if self.use_helper else None
+        if helper is None:
+            return subprocess.Popen(
+                argv, executable=self.bwrap, pass_fds=tuple(fds),
+                preexec_fn=_child_setup(limits, processes, uid, cgroup), **common,
+            )
+        status_read, status_write = os.pipe()
+        try:
+            command = _helper_argv(helper, status_write, cgroup, uid,
+                                   _rlimits(limits, processes), self.bwrap, argv)
+            popen = subprocess.Popen(
+                command, executable=helper,
+                pass_fds=(*fds, status_write, *(cgroup.procs_fds() if cgroup else ())),
+                **common,
+            )
+            os.close(status_write)
+            status_write = -1
+            with os.fdopen(status_read, "rb") as status:  # end of file once bwrap is exec'd
+                status_read = -1
+                failure = status.read()
+        finally:
+            for fd in (status_read, status_write):
+                if fd >= 0:
+                    os.close(fd)
+        if failure:
+            popen.wait()
+            for stream in (popen.stdin, popen.stdout, popen.stderr):
+                if stream is not None:
+                    stream.close()
+            raise subprocess.SubprocessError(failure.decode(errors="replace"))
+        return popen
 
     def _retire(self, lease: UidLease | None) -> None:
         """A seat ended: its uid joins those to sweep, and the sweep runs (one /proc scan for
@@ -370,19 +436,8 @@ class BwrapRunner:
             # pid 1 (bwrap) then shows no host path in /proc/1/cmdline, exe or maps.
             split = argv.index("--")
             fds.append(_data_fd(b"".join(arg.encode() + b"\0" for arg in argv[1:split])))
-            popen = subprocess.Popen(
-                ["bwrap", "--args", str(fds[-1]), *argv[split:]],
-                executable=self.bwrap,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                bufsize=0,
-                cwd="/",
-                env=dict(_BWRAP_ENV),
-                pass_fds=tuple(fds),
-                preexec_fn=_child_setup(limits, processes, uid, cgroup),
-                start_new_session=True,
-            )
+            popen = self._spawn(["bwrap", "--args", str(fds[-1]), *argv[split:]], fds,
+                                limits, processes, uid, cgroup)
         except BaseException:
             if lease is not None:
                 lease.release()
