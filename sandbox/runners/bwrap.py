@@ -322,6 +322,7 @@ class BwrapRunner:
         self._running = 0  # seats started and not yet released
         self._ended: list[UidLease] = []  # their uids still to sweep
         self._warmed: dict[str, float] = {}
+        self._checked: dict[Path, float] = {}
         self.confinement = {
             "seccomp": "on" if seccomp else "off",
             "cgroups": self.cgroup_support.mode,
@@ -410,7 +411,10 @@ class BwrapRunner:
         limits = limits or self.limits
         runtime = host_runtime(bot.runtime)
         folder = staged_folder(bot)
-        check_reachable(folder)
+        now = time.monotonic()
+        if now - self._checked.get(folder, -WARM_EVERY_S) >= WARM_EVERY_S:
+            check_reachable(folder)  # a clear error; a stat per parent, so once a minute
+            self._checked[folder] = now
         warm(folder)  # no cold page of the package for partners to signal through
         lease: UidLease | None = None
         cgroup: SeatCgroup | None = None
