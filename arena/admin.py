@@ -5,8 +5,19 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 
-from arena.models import Bot, BotVersion, Match, MatchSeat, Schedule, Tournament
+from arena.errors import ArenaError
+from arena.models import (
+    Bot,
+    BotVersion,
+    Ladder,
+    LadderBench,
+    Match,
+    MatchSeat,
+    Schedule,
+    Tournament,
+)
 from arena.rulesets import parse_rules
+from arena.services.ladder import ladder_configure, ladder_create
 from arena.services.matches import match_requeue
 from engine import RulesError
 
@@ -72,3 +83,49 @@ class ScheduleForm(forms.ModelForm):
 class ScheduleAdmin(admin.ModelAdmin):
     form = ScheduleForm
     list_display = ("id", "name", "every_hours", "pairs", "enabled", "next_run_at", "last_run_at")
+
+
+@admin.register(Ladder)
+class LadderAdmin(admin.ModelAdmin):
+    """Ladders: add one for a board (its rules), pause or resume, cap matches per hour or set the
+    queue depth; every write goes through ``arena.services.ladder``."""
+
+    list_display = ("id", "rules_key", "paused", "max_per_hour", "queue_depth", "next_pair",
+                    "ticked_at")
+    list_editable = ("paused", "max_per_hour", "queue_depth")
+    fields = ("rules", "paused", "max_per_hour", "queue_depth")
+    actions = ["pause", "resume"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("rules",) if obj is not None else ()
+
+    def save_model(self, request, obj, form, change) -> None:
+        if not change:
+            try:
+                created = ladder_create(rules=obj.rules)
+            except ArenaError as error:
+                self.message_user(request, str(error), messages.ERROR)
+                return
+            obj.pk = created.pk
+        ladder_configure(
+            ladder=obj, paused=obj.paused, max_per_hour=obj.max_per_hour,
+            queue_depth=obj.queue_depth,
+        )
+
+    @admin.action(description="Pause the selected ladders")
+    def pause(self, request, queryset) -> None:
+        for ladder in queryset:
+            ladder_configure(ladder=ladder, paused=True)
+
+    @admin.action(description="Resume the selected ladders")
+    def resume(self, request, queryset) -> None:
+        for ladder in queryset:
+            ladder_configure(ladder=ladder, paused=False)
+
+
+@admin.register(LadderBench)
+class LadderBenchAdmin(admin.ModelAdmin):
+    """Benched versions: delete a row to let that version play on the ladder again."""
+
+    list_display = ("id", "ladder", "version", "created_at", "reason")
+    readonly_fields = ("ladder", "version", "reason", "created_at")

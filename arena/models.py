@@ -353,3 +353,69 @@ class Rating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.version_id} on {self.board_id}#{self.generation}: {self.elo:.0f}"
+
+
+class Ladder(models.Model):
+    """A continuous ladder on one rating board: the latest ready version of every active bot
+    plays duplicate pairs, chosen by ``arena.services.ladder`` for what they teach the ratings.
+
+    Its matches are tournament matches of ``tournament`` (one that never ends: rated like any
+    other), numbered by ``LadderPairing.pair``; ``next_pair`` is the next free number. An
+    operator pauses it (``paused``) or caps its matches per hour (``max_per_hour``, 0: no cap);
+    ``queue_depth`` (0: ``ARENA_LADDER_DEPTH``) is how many queued matches it tops the queue up to.
+    """
+
+    rules = models.JSONField()
+    rules_key = models.CharField(max_length=255, unique=True)
+    preset = models.CharField(max_length=32)
+    tournament = models.OneToOneField(
+        Tournament, on_delete=models.PROTECT, related_name="ladder"
+    )
+    paused = models.BooleanField(default=False)
+    max_per_hour = models.PositiveIntegerField(default=0)
+    queue_depth = models.PositiveIntegerField(default=0)
+    next_pair = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    ticked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"ladder {self.rules_key}"
+
+
+class LadderPairing(models.Model):
+    """One duplicate pair the ladder scheduled: its two matches are the ladder tournament's
+    matches with ``pair`` (A on seats 0 and 2 in the first, B there in the second). Created in
+    the same transaction as its matches, keyed by (ladder, pair): never lost, never doubled."""
+
+    ladder = models.ForeignKey(Ladder, on_delete=models.CASCADE, related_name="pairings")
+    pair = models.PositiveIntegerField()
+    version_a = models.ForeignKey(BotVersion, on_delete=models.PROTECT, related_name="+")
+    version_b = models.ForeignKey(BotVersion, on_delete=models.PROTECT, related_name="+")
+    reason = models.CharField(max_length=16)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["ladder", "created_at"])]
+        constraints = [
+            models.UniqueConstraint(fields=["ladder", "pair"], name="ladder_pair_unique"),
+        ]
+
+
+class LadderBench(models.Model):
+    """A version the ladder stopped scheduling, and why (it faulted in most of its matches). Its
+    owner's next upload is a new version, which plays again."""
+
+    ladder = models.ForeignKey(Ladder, on_delete=models.CASCADE, related_name="benched")
+    version = models.ForeignKey(BotVersion, on_delete=models.CASCADE, related_name="benched")
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["ladder", "version"], name="ladder_bench_once"),
+        ]

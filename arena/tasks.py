@@ -51,3 +51,12 @@ def refit_ratings(self, board_id: int) -> bool:
     redelivered or retried task takes over the refit its first run left running."""
     again = bool(self.request.retries or (self.request.delivery_info or {}).get("redelivered"))
     return ratings_refit(board_id=board_id, takeover=again)
+
+
+@shared_task(name="arena.tasks.ladder_tick")
+def ladder_tick() -> dict[int, int]:
+    """Top the matches queue up with each ladder's most informative pairings (periodic, from
+    celery beat every ``ARENA_LADDER_TICK`` seconds); pairings created per ladder."""
+    from arena.services.ladder import ladders_tick
+
+    return ladders_tick()

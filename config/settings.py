@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "arena",
 ]
@@ -188,7 +189,7 @@ LOGOUT_REDIRECT_URL = "/"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "arena.api.authentication.ArenaTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
@@ -213,15 +214,22 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Upload bots, schedule round-robins, read results, replays and ratings.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc from this site's own static files (drf-spectacular-sidecar): the docs
+    # work with no internet.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "arena.api.schema.document_errors",
+        "arena.api.schema.nullable_items",
     ],
     "ENUM_NAME_OVERRIDES": {
         "VersionStatusEnum": "arena.models.VersionStatus",
         "MatchStatusEnum": "arena.models.MatchStatus",
         "TournamentStatusEnum": "arena.models.TournamentStatus",
+        "PresetEnum": "arena.api.shapes.PRESET_CHOICES",
     },
 }
 
@@ -246,6 +254,15 @@ ARENA_REFIT_EVERY = int(os.environ.get("ARENA_REFIT_EVERY", "30"))
 ARENA_RATING_HISTORY_EVERY = int(os.environ.get("ARENA_RATING_HISTORY_EVERY", "3600"))
 #: The system user that owns the built-in bots.
 ARENA_SYSTEM_USER = "arena"
+# The continuous ladder (``arena.services.ladder``): off everywhere with ARENA_LADDER=0; a tick
+# every ARENA_LADDER_TICK s tops the matches queue up to ARENA_LADDER_DEPTH queued matches (of
+# every kind: user round-robins go first), at most ARENA_LADDER_MAX_PER_HOUR matches an hour
+# (0: no cap); a version unpaired for ARENA_LADDER_MAX_WAIT s is paired first.
+ARENA_LADDER = _env_bool("ARENA_LADDER", True)
+ARENA_LADDER_TICK = float(os.environ.get("ARENA_LADDER_TICK", "5"))
+ARENA_LADDER_DEPTH = int(os.environ.get("ARENA_LADDER_DEPTH", "6"))
+ARENA_LADDER_MAX_PER_HOUR = int(os.environ.get("ARENA_LADDER_MAX_PER_HOUR", "0"))
+ARENA_LADDER_MAX_WAIT = int(os.environ.get("ARENA_LADDER_MAX_WAIT", "1800"))
 
 # --- Celery --------------------------------------------------------------------------------------
 
@@ -285,7 +302,7 @@ CELERY_TASK_ROUTES = {
     task: {"queue": ARENA_CONTROL_QUEUE}
     for task in (
         "arena.tasks.refit_ratings", "arena.tasks.sweep_stuck_matches",
-        "arena.tasks.run_due_schedules",
+        "arena.tasks.run_due_schedules", "arena.tasks.ladder_tick",
     )
 }
 CELERY_TASK_IGNORE_RESULT = True
@@ -311,6 +328,10 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-matches": {"task": "arena.tasks.sweep_stuck_matches", "schedule": 60.0},
     "run-due-schedules": {"task": "arena.tasks.run_due_schedules", "schedule": 60.0},
+    "ladder-tick": {
+        "task": "arena.tasks.ladder_tick", "schedule": ARENA_LADDER_TICK,
+        "options": {"expires": ARENA_LADDER_TICK * 2},
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

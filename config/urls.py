@@ -7,7 +7,11 @@ from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
 from django.views import defaults
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
 
 
 def health(request: HttpRequest) -> JsonResponse:
@@ -54,6 +58,8 @@ handler500 = server_error
 urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(
+        url_name="schema", template_name="arena/api/redoc.html"), name="redoc"),
     path("api/", include("arena.api.urls")),
     path("admin/", admin.site.urls),
     path("health/", health, name="health"),

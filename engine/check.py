@@ -25,17 +25,26 @@ def check_replay(replay: dict[str, Any]) -> None:
     try:
         rules = rules_from_dict(replay["rules"])
         seed = replay["seed"]
-        deals = replay["deals"]
         players = [Player(p["bot"], p.get("version")) for p in replay["players"]]
+        seats = replay_seats(replay)
     except (KeyError, TypeError, ValueError) as error:
         raise ReplayMismatch(f"not a replay of format 1: {error}") from error
-    seats = [_ReplaySeat(seat, replay, deals, new_match(rules, seed)) for seat in range(4)]
-    for seat in seats:
-        seat.others = seats
     outcome = play_match(rules, seats, seed=seed, match_id=replay["match"], players=players)
     rebuilt = outcome.replay
     rebuilt["moves_ms"] = replay.get("moves_ms")
     _compare(replay, rebuilt, "replay")
+
+
+def replay_seats(replay: dict[str, Any]) -> list[_ReplaySeat]:
+    """Four referee seats that answer every turn as the replay says its seats did (and fault
+    where it says one did): ``play_match`` with them, the replay's seed, rules, match id and
+    players sends each seat exactly the messages the match sent it."""
+    rules = rules_from_dict(replay["rules"])
+    state = new_match(rules, replay["seed"])
+    seats = [_ReplaySeat(seat, replay, replay["deals"], state) for seat in range(4)]
+    for seat in seats:
+        seat.others = seats
+    return seats
 
 
 class _ReplaySeat:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from arena.ownership import owns, viewer_id
+
+__all__ = ["IsCreatorOrStaff", "IsOwnerOrReadOnly", "is_owner", "owns", "viewer_id"]
+
 
 class IsOwnerOrReadOnly(BasePermission):
     """Writes to a bot (new version, retire) only by its owner."""
@@ -31,5 +35,4 @@ class IsCreatorOrStaff(BasePermission):
 
 def is_owner(request, owner_id: int | None) -> bool:
     """Whether the request's user owns the bot whose owner id is given (for owner-only fields)."""
-    user = getattr(request, "user", None)
-    return bool(user and user.is_authenticated and owner_id == user.pk)
+    return owns(viewer_id(request), owner_id)

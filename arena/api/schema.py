@@ -57,3 +57,22 @@ def document_errors(result: dict[str, Any], generator, request, public) -> dict[
                     }},
                 })
     return result
+
+
+#: Array properties whose items may be null, by component: drf-spectacular does not mark a list's
+#: nullable child (the cross-table's diagonal cell is null).
+_NULLABLE_ITEMS = {"CrossRow": ("results",)}
+
+
+def nullable_items(result: dict[str, Any], generator, request, public) -> dict[str, Any]:
+    """drf-spectacular ``POSTPROCESSING_HOOKS`` entry: the items of ``_NULLABLE_ITEMS`` as
+    ``nullable`` (a ``$ref`` wrapped in ``allOf``, as OpenAPI 3.0 needs)."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for component, names in _NULLABLE_ITEMS.items():
+        for name in names:
+            prop = schemas[component]["properties"][name]
+            items = prop["items"]
+            if "$ref" in items:
+                items = {"allOf": [items]}
+            prop["items"] = {**items, "nullable": True}
+    return result

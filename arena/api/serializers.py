@@ -10,9 +10,11 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from arena.api.permissions import is_owner
-from arena.models import Bot, BotVersion, Match, MatchSeat, Tournament
+from arena.api.permissions import is_owner, owns, viewer_id
+from arena.api.shapes import PRESET_CHOICES, RulesField, RulesInputField, ScoreField
+from arena.models import Bot, BotVersion, MatchKind, MatchStatus, Tournament
 from arena.selectors.bots import bot_latest_version
+from arena.selectors.matches import match_rows, match_seat_rows
 from arena.selectors.ratings import tournament_ranking_rows
 from arena.selectors.tournaments import (
     tournament_crosstable,
@@ -34,10 +36,14 @@ class VersionCreateInput(serializers.Serializer):
 
 class TournamentCreateInput(serializers.Serializer):
     name = serializers.CharField(max_length=120)
-    rules = serializers.DictField(
+    rules = RulesInputField(
         help_text='{"preset": "quatre-sept", ...options}: a preset and any options to change'
     )
-    versions = serializers.ListField(child=serializers.IntegerField(), min_length=2)
+    versions = serializers.ListField(
+        child=serializers.IntegerField(), min_length=2,
+        error_messages={"min_length": "a round-robin needs at least two versions (their ids)"},
+        help_text="the ids of the versions that play (at least two)",
+    )
     pairs = serializers.IntegerField(
         min_value=1, help_text="duplicate pairs per pairing (2 matches each)"
     )
@@ -108,64 +114,69 @@ class BotDetailSerializer(BotSerializer):
         fields = [*BotSerializer.Meta.fields, "versions"]
 
 
-class SeatSerializer(serializers.ModelSerializer):
-    """A seat; ``log`` (the bot's stderr tail) only for the bot's owner."""
+class SeatSerializer(serializers.Serializer):
+    """A seat of a match (schema only: ``match_dicts`` builds it); ``log`` (the bot's stderr
+    tail) only for the bot's owner."""
 
-    team = serializers.IntegerField(read_only=True)
-    version = serializers.IntegerField(source="version_id", read_only=True)
-    bot = serializers.CharField(source="version.bot.label", read_only=True)
-    number = serializers.IntegerField(source="version.number", read_only=True)
-    log = serializers.SerializerMethodField()
+    seat = serializers.IntegerField()
+    team = serializers.IntegerField()
+    version = serializers.IntegerField()
+    bot = serializers.CharField(help_text="owner/name")
+    number = serializers.IntegerField()
+    fault_kind = serializers.CharField(help_text="empty unless this seat faulted")
+    fault_detail = serializers.CharField()
+    log = serializers.CharField(allow_null=True, help_text="stderr tail; the owner's alone")
 
-    class Meta:
-        model = MatchSeat
-        fields = ["seat", "team", "version", "bot", "number", "fault_kind", "fault_detail", "log"]
 
-    @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_log(self, seat: MatchSeat) -> str | None:
-        owner = is_owner(self.context.get("request"), seat.version.bot.owner_id)
-        return seat.log if owner else None
+class MatchSerializer(serializers.Serializer):
+    """A match, the same in the list and alone (schema only: ``match_dicts`` builds it)."""
 
-    def to_representation(self, seat: MatchSeat) -> dict[str, Any]:
-        """The declared fields, built directly: a page of 50 matches has 200 seats, and DRF's
-        field-by-field path was most of the match list's time."""
-        version = seat.version
-        return {
-            "seat": seat.seat, "team": seat.seat % 2, "version": seat.version_id,
-            "bot": version.bot.label, "number": version.number, "fault_kind": seat.fault_kind,
-            "fault_detail": seat.fault_detail, "log": self.get_log(seat),
-        }
+    id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=MatchKind.choices)
+    tournament = serializers.IntegerField(allow_null=True)
+    pair = serializers.IntegerField()
+    swapped = serializers.BooleanField()
+    seed = serializers.IntegerField()
+    rules = RulesField()
+    rules_key = serializers.CharField()
+    status = serializers.ChoiceField(choices=MatchStatus.choices)
+    winner = serializers.IntegerField(allow_null=True, help_text="a team; null for a draw")
+    score = ScoreField(allow_null=True)
+    reason = serializers.CharField()
+    failure = serializers.CharField()
+    attempts = serializers.IntegerField()
+    play_ms = serializers.IntegerField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    seats = SeatSerializer(many=True)
+    replay = serializers.URLField(allow_null=True, help_text="set once the match has finished")
 
 
 _DATETIME = serializers.DateTimeField()
 
 
-def _when(value):
-    """A datetime as DRF's ``DateTimeField`` writes it (ISO 8601 in the current time zone, UTC as
-    ``Z``), or None."""
-    return None if value is None else _DATETIME.to_representation(value)
-
-
 def _utc_text_when(text: str | None) -> str | None:
-    """``_when`` of a time given as ``datetime.isoformat`` text in UTC, while the current time
-    zone is UTC: the text with ``Z`` (DRF's path was most of a match row's time)."""
+    """A time given as ``datetime.isoformat`` text in UTC as DRF's ``DateTimeField`` writes it
+    while the current time zone is UTC: the text with ``Z`` (DRF's path was most of a match
+    row's time)."""
     return None if text is None else text[:-6] + "Z"
 
 
 def _text_when(text: str | None) -> str | None:
-    """``_when`` of a time given as ISO 8601 text."""
+    """A time given as ISO 8601 text as DRF's ``DateTimeField`` writes it (current time zone)."""
     return None if text is None else _DATETIME.to_representation(datetime.fromisoformat(text))
 
 
-def match_list_rows(
-    rows: list[tuple], seat_rows: dict[int, list[dict[str, Any]]], request
-) -> list[dict[str, Any]]:
-    """Rows of ``match_rows`` (times as ISO 8601 text in UTC) with their seats
-    (``match_seat_rows``) as ``MatchSerializer`` writes the matches: a page of the match list,
-    built without model instances."""
+def match_dicts(*, match_ids: list[int], request) -> list[dict[str, Any]]:
+    """The matches with these ids, in id order, as the API shows them (``MatchSerializer``):
+    the one builder of a match's JSON for the list, the detail and the requeue answer. Plain
+    rows, no model instances (``match_rows``, ``match_seat_rows``); logs for their owner only
+    (``viewer_id``); times in the current time zone."""
+    rows = match_rows(match_ids=match_ids)
+    seat_rows = match_seat_rows(match_ids=match_ids)
     base = request.build_absolute_uri("/")[:-1] if request else ""
-    user = getattr(request, "user", None)
-    viewer = user.pk if user is not None and user.is_authenticated else None
+    viewer = viewer_id(request)
     when = _utc_text_when if timezone.get_current_timezone_name() == "UTC" else _text_when
     found = []
     for (pk, kind, tournament, pair, swapped, seed, rules, rules_key, status, winner, score,
@@ -175,7 +186,7 @@ def match_list_rows(
                 "seat": seat["seat"], "team": seat["seat"] % 2, "version": seat["version"],
                 "bot": seat["bot"], "number": seat["number"], "fault_kind": seat["fault_kind"],
                 "fault_detail": seat["fault_detail"],
-                "log": seat["log"] if viewer is not None and seat["owner_id"] == viewer else None,
+                "log": seat["log"] if owns(viewer, seat["owner_id"]) else None,
             }
             for seat in seat_rows.get(pk, ())
         ]
@@ -190,47 +201,10 @@ def match_list_rows(
     return found
 
 
-class MatchSerializer(serializers.ModelSerializer):
-    seats = SeatSerializer(many=True, read_only=True)
-    replay = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Match
-        fields = [
-            "id", "kind", "tournament", "pair", "swapped", "seed", "rules", "rules_key", "status",
-            "winner", "score", "reason", "failure", "attempts", "play_ms", "created_at",
-            "started_at", "finished_at", "seats", "replay",
-        ]
-
-    def to_representation(self, match: Match) -> dict[str, Any]:
-        """The declared fields, built directly, the seats prefetched (the match list builds its
-        rows without instances: ``match_list_rows``)."""
-        seats = self.fields["seats"].child
-        seats.bind("seats", self)
-        seat_list = [seats.to_representation(seat) for seat in match.seats.all()]
-        return {
-            "id": match.pk, "kind": match.kind, "tournament": match.tournament_id,
-            "pair": match.pair, "swapped": match.swapped, "seed": match.seed,
-            "rules": match.rules, "rules_key": match.rules_key, "status": match.status,
-            "winner": match.winner, "score": match.score, "reason": match.reason,
-            "failure": match.failure, "attempts": match.attempts, "play_ms": match.play_ms,
-            "created_at": _when(match.created_at), "started_at": _when(match.started_at),
-            "finished_at": _when(match.finished_at),
-            "seats": seat_list,
-            "replay": self.get_replay(match),
-        }
-
-    @extend_schema_field(serializers.URLField(allow_null=True))
-    def get_replay(self, match: Match) -> str | None:
-        if match.status != "finished":
-            return None
-        request = self.context.get("request")
-        path = f"/api/matches/{match.pk}/replay/"
-        return request.build_absolute_uri(path) if request else path
-
-
 class TournamentSerializer(serializers.ModelSerializer):
     created_by = serializers.CharField(source="created_by.username", read_only=True)
+    preset = serializers.ChoiceField(choices=PRESET_CHOICES, read_only=True)
+    rules = RulesField(read_only=True)
     total = serializers.SerializerMethodField()
     done = serializers.SerializerMethodField()
 
@@ -276,7 +250,10 @@ class CrossCellSerializer(serializers.Serializer):
 class CrossRowSerializer(serializers.Serializer):
     version = serializers.IntegerField()
     label = serializers.CharField()
-    results = serializers.ListField(child=CrossCellSerializer(allow_null=True))
+    results = serializers.ListField(
+        child=CrossCellSerializer(allow_null=True),
+        help_text="one cell per version in the rows' order; null on the diagonal",
+    )
 
 
 class RatedRowSerializer(serializers.Serializer):

@@ -1,10 +1,9 @@
 """The API's routes, mounted at ``/api/``."""
 
 from django.urls import include, path
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
-from arena.api import views
+from arena.api import ladder, views
 
 router = DefaultRouter()
 router.register("bots", views.BotViewSet, basename="bot")
@@ -13,7 +12,9 @@ router.register("tournaments", views.TournamentViewSet, basename="tournament")
 router.register("matches", views.MatchViewSet, basename="match")
 
 urlpatterns = [
-    path("token/", obtain_auth_token, name="api-token"),
+    path("token/", views.TokenView.as_view(), name="api-token"),
     path("leaderboard/", views.LeaderboardView.as_view(), name="leaderboard"),
+    path("ladders/", ladder.LadderListView.as_view(), name="ladders"),
+    path("ladders/<int:pk>/", ladder.LadderDetailView.as_view(), name="ladder"),
     path("", include(router.urls)),
 ]

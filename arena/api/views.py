@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
-from rest_framework.permissions import IsAdminUser, IsAuthenticatedOrReadOnly
+from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.permissions import AllowAny, IsAdminUser, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,6 +19,7 @@ from arena.api.cached import cached_json
 from arena.api.filters import BotFilter, MatchFilter, TournamentFilter, VersionFilter
 from arena.api.pagination import ArenaPagination
 from arena.api.permissions import IsCreatorOrStaff, IsOwnerOrReadOnly
+from arena.api.shapes import PRESET_CHOICES, Replay
 from arena.api.throttles import UploadThrottle
 from arena.errors import ArenaError
 from arena.models import Match
@@ -29,11 +30,7 @@ from arena.selectors.leaderboard import (
     leaderboard_version,
 )
 from arena.selectors.matches import (
-    match_list,
-    match_list_compact,
     match_replay_record,
-    match_rows,
-    match_seat_rows,
     replay_decode,
 )
 from arena.selectors.ratings import version_rating_history
@@ -42,6 +39,32 @@ from arena.services.bots import bot_create, bot_retire, bot_version_create
 from arena.services.matches import match_requeue
 from arena.services.tournaments import tournament_cancel, tournament_create
 from sandbox.package import MAX_PACKAGE_BYTES
+
+_NO_MATCH = "No Match matches the given query."
+
+
+def _match_id(pk: str | None) -> int:
+    """A match id from the URL (404 for anything that is not a positive integer in range)."""
+    try:
+        match_id = int(pk or "")
+    except ValueError:
+        raise Http404 from None  # not an id at all: DRF's plain "Not found."
+    if not 0 < match_id < 2**63:
+        raise Http404(_NO_MATCH)
+    return match_id
+
+
+class TokenView(ObtainAuthToken):
+    """``POST {username, password}`` (JSON): the user's API token, for ``Authorization: Token
+    <key>``. Open to anonymous callers (it is how one signs in)."""
+
+    parser_classes = [JSONParser]
+    authentication_classes = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(auth=[])
+    def post(self, request: Request, *args, **kwargs) -> Response:
+        return super().post(request, *args, **kwargs)
 
 
 class ConflictSerializer(serializers.Serializer):
@@ -86,7 +109,8 @@ class BotViewSet(
     pagination_class = ArenaPagination
     filterset_class = BotFilter
     permission_classes = [IsAuthenticatedOrReadOnly, IsOwnerOrReadOnly]
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    #: Uploads are multipart (a file and its fields); nothing else here takes a body.
+    parser_classes = [MultiPartParser]
 
     def get_serializer_class(self):
         return out.BotDetailSerializer if self.action == "retrieve" else out.BotSerializer
@@ -180,6 +204,7 @@ class TournamentViewSet(
     queryset = tournament_list()
     pagination_class = ArenaPagination
     filterset_class = TournamentFilter
+    parser_classes = [JSONParser]
 
     def get_serializer_class(self):
         if self.action == "retrieve":
@@ -223,17 +248,14 @@ class TournamentViewSet(
 
 
 class MatchViewSet(viewsets.ReadOnlyModelViewSet):
-    """Matches: filter with ``?tournament=&version=&status=``; the replay as JSON."""
+    """Matches: filter with ``?tournament=&version=&status=``; the replay as JSON. A match's JSON
+    is built by ``match_dicts`` alone, for the list, the detail and the requeue answer."""
 
-    queryset = match_list_compact()
+    queryset = Match.objects.all()
     serializer_class = out.MatchSerializer
     pagination_class = ArenaPagination
     filterset_class = MatchFilter
-
-    def get_queryset(self):
-        if self.action == "list":  # rows, a page at a time (``list``)
-            return Match.objects.all()
-        return super().get_queryset()
+    parser_classes = [JSONParser]
 
     def filter_queryset(self, queryset):
         """The list's filters apply to the list: one match is found by its id alone (building
@@ -241,14 +263,20 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
         return super().filter_queryset(queryset) if self.action == "list" else queryset
 
     def list(self, request: Request, *args, **kwargs) -> Response:
-        """A page of matches as plain rows: the matches' columns, then their seats in one
-        query (no model instances)."""
+        """A page of matches: their ids a page at a time, then their rows and seats."""
         ids = self.paginate_queryset(
             self.filter_queryset(self.get_queryset()).values_list("pk", flat=True)
         )
-        rows = match_rows(match_ids=ids)
-        seats = match_seat_rows(match_ids=ids)
-        return self.get_paginated_response(out.match_list_rows(rows, seats, request))
+        return self.get_paginated_response(out.match_dicts(match_ids=list(ids), request=request))
+
+    def retrieve(self, request: Request, *args, **kwargs) -> Response:
+        return Response(self._one(_match_id(kwargs.get("pk"))))
+
+    def _one(self, match_id: int) -> dict:
+        found = out.match_dicts(match_ids=[match_id], request=self.request)
+        if not found:
+            raise Http404(_NO_MATCH)
+        return found[0]
 
     @extend_schema(request=None, responses=out.MatchSerializer)
     @action(detail=True, methods=["post"], permission_classes=[IsAdminUser])
@@ -260,22 +288,18 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
                 {"detail": f"only failed matches are re-queued; this one is {match.status}"},
                 status=status.HTTP_409_CONFLICT,
             )
-        match = match_list().get(pk=match.pk)
-        return Response(out.MatchSerializer(match, context=self.get_serializer_context()).data)
+        return Response(self._one(match.pk))
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses={200: Replay})
     @action(detail=True, methods=["get"])
     def replay(self, request: Request, pk: str | None = None) -> Response:
         """The match's replay, format 1 (404 until the match has finished). A replay never
         changes once written: its rendered body is kept under the match, its attempts and the
         time it finished (a match re-queued and played again finishes at another time)."""
-        try:
-            match_id = int(pk or "")
-        except ValueError:
-            raise Http404 from None
+        match_id = _match_id(pk)
         found = match_replay_record(match_id=match_id)
         if found is None:
-            raise Http404("No Match matches the given query.")
+            raise Http404(_NO_MATCH)
         version, data = found
         if data is None:
             raise Http404("this match has no replay (yet)")
@@ -290,7 +314,7 @@ class LeaderboardView(APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("preset", str, default="quatre-sept"),
+            OpenApiParameter("preset", str, default="quatre-sept", enum=PRESET_CHOICES),
             OpenApiParameter("board", str, description="a rules_key; overrides preset"),
             OpenApiParameter("page", int),
             OpenApiParameter("page_size", int),
@@ -302,6 +326,10 @@ class LeaderboardView(APIView):
         is cached under the board's generation and the page's URL."""
         preset = request.query_params.get("preset", "quatre-sept")
         board = request.query_params.get("board") or None
+        if preset not in PRESET_CHOICES:
+            raise ValidationError({"preset": [
+                f"no preset {preset!r}; presets: {', '.join(PRESET_CHOICES)}"
+            ]})
 
         def build():
             rows = leaderboard(preset=preset, board=board)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,9 +67,11 @@ def play_duel(
     pairs: int,
     backend: str,
     replay_dir: Path | None = None,
+    on_stderr: Callable[[int, str], None] | None = None,
 ) -> Iterator[DuelMatch]:
     """Play ``pairs`` duplicate pairs, seeds ``seed``, ``seed + 1``, ...; yield each match as it
-    ends, after writing its replay to ``replay_dir`` (if given)."""
+    ends, after writing its replay to ``replay_dir`` (if given). ``on_stderr(seat, text)``: each
+    seat's stderr as it plays."""
     if replay_dir is not None:
         replay_dir.mkdir(parents=True, exist_ok=True)
     index = 0
@@ -82,7 +84,7 @@ def play_duel(
             match_id = f"local-{index}"
             played = play_seats(
                 rules, [first, second, first, second], seed=match_seed, match_id=match_id,
-                players=players, backend=backend,
+                players=players, backend=backend, on_stderr=on_stderr,
             )
             if replay_dir is not None:
                 name = f"{match_id}-seed{match_seed}{'-swapped' if swapped else ''}.json"

@@ -6,10 +6,10 @@ Must not import Django.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from arena.runtime.seats import FaultedSeat, SessionSeat
+from arena.runtime.seats import FaultedSeat, SessionSeat, StderrEcho
 from arena.runtime.specs import BotSpec, start_seat
 from engine import Clock, MatchOutcome, Player, RuleSet, play_match
 
@@ -32,8 +32,10 @@ def play_seats(
     players: Sequence[Player],
     clock: Clock | None = None,
     backend: str = "bwrap",
+    on_stderr: Callable[[int, str], None] | None = None,
 ) -> PlayedMatch:
-    """Play a whole match; every process started here has ended when this returns or raises."""
+    """Play a whole match; every process started here has ended when this returns or raises.
+    ``on_stderr(seat, text)``, when given, gets each seat's stderr as the match plays."""
     if len(specs) != 4:
         raise ValueError("a match needs four bots")
     clock = clock or Clock()
@@ -46,7 +48,11 @@ def play_seats(
         for seat in seats:
             seat.close()
         raise
-    outcome = play_match(rules, seats, seed=seed, match_id=match_id, players=players, clock=clock)
+    played = seats if on_stderr is None else [
+        StderrEcho(seat, index, on_stderr) for index, seat in enumerate(seats)
+    ]
+    outcome = play_match(rules, played, seed=seed, match_id=match_id, players=players,
+                         clock=clock)
     play_ms = round((time.perf_counter() - started) * 1000)
     tails = {i: seat.stderr_tail for i, seat in enumerate(seats)}
     for seat, log in outcome.logs.items():

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from engine import SeatFault
@@ -65,3 +66,64 @@ class FaultedSeat:
 
 def _seat_fault(fault: BotFault) -> SeatFault:
     return SeatFault(fault.kind, fault.detail, fault.stderr_tail)
+
+
+class StderrFollower:
+    """What a seat's bot wrote to stderr since the last look. The session keeps a tail (64 KiB);
+    when it has wrapped, the whole tail counts as new."""
+
+    def __init__(self) -> None:
+        self._seen = ""
+
+    def new(self, seat: SessionSeat | FaultedSeat) -> str:
+        if not isinstance(seat, SessionSeat):
+            return ""
+        tail = seat.session.stderr_tail  # after close too: the channel keeps its tail
+        fresh = tail[len(self._seen):] if tail.startswith(self._seen) else tail
+        self._seen = tail
+        return fresh
+
+
+class StderrEcho:
+    """A seat that passes every call on and then hands what its bot wrote to stderr meanwhile to
+    ``write(seat_index, text)``: a bot's stderr shown as the match plays (``play --stderr``)."""
+
+    def __init__(self, seat: SessionSeat | FaultedSeat, index: int,
+                 write: Callable[[int, str], None]) -> None:
+        self.seat = seat
+        self.index = index
+        self.write = write
+        self._follower = StderrFollower()
+
+    @property
+    def stderr_tail(self) -> str:
+        return self.seat.stderr_tail
+
+    def hello(self, message: dict[str, Any]) -> None:
+        try:
+            self.seat.hello(message)
+        finally:
+            self._echo()
+
+    def turn(self, message: dict[str, Any]) -> str:
+        try:
+            return self.seat.turn(message)
+        finally:
+            self._echo()
+
+    def notify(self, message: dict[str, Any]) -> None:
+        try:
+            self.seat.notify(message)
+        finally:
+            self._echo()
+
+    def close(self) -> None:
+        try:
+            self.seat.close()
+        finally:
+            self._echo()
+
+    def _echo(self) -> None:
+        text = self._follower.new(self.seat)
+        if text:
+            self.write(self.index, text)

@@ -7,12 +7,11 @@ changed options has a board of its own, keyed like ``Match.rules_key``
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
-from django.core.cache import cache
 from django.db import connection
 
+from arena.kept import kept, kept_key
 from arena.models import Rating
 
 #: How long a generation's rows stay cached (they never change; this only bounds memory).
@@ -28,27 +27,14 @@ def leaderboard(*, preset: str, board: str | None = None) -> list[dict[str, Any]
     found = _board(preset=preset, board=board)
     if found is None:
         return []
-    # A generation's rows never change: cached by board and generation (a refit makes a new
+    # A generation's rows never change: kept by board and generation (a refit makes a new
     # generation, hence a new key), so a busy leaderboard costs one small query.
-    # Kept in this process too (a few boards), so a hit does not unpickle 1,000 rows each time.
-    key = f"arena:leaderboard:{_version(found)}"
-    rows = _LOCAL.get(key)
-    if rows is None:
-        try:
-            rows = cache.get(key)
-        except Exception:  # the cache (Redis) is down: read the rows
-            rows = None
-        if rows is None:
-            rows = _rows(board_id=found[0], generation=found[1])
-            with contextlib.suppress(Exception):
-                cache.set(key, rows, timeout=LEADERBOARD_CACHE_SECONDS)
-        if len(_LOCAL) >= 16:
-            _LOCAL.clear()
-        _LOCAL[key] = rows
+    rows = kept(
+        kept_key("leaderboard-rows", _version(found)),
+        lambda: _rows(board_id=found[0], generation=found[1]),
+        shared_seconds=LEADERBOARD_CACHE_SECONDS, cost=lambda rows: 300 * len(rows),
+    )
     return [dict(row) for row in rows]  # the caller's to change
-
-
-_LOCAL: dict[str, list[dict[str, Any]]] = {}
 
 
 def leaderboard_version(*, preset: str, board: str | None = None) -> str | None:

@@ -19,23 +19,6 @@ def match_list() -> QuerySet[Match]:
     return Match.objects.prefetch_related(Prefetch("seats", queryset=seats))
 
 
-#: What the API's match rows show of a seat (``SeatSerializer``): loading whole versions (their
-#: validation logs) and users (password hashes, dates) for 200 seats a page was half its time.
-SEAT_FIELDS = (
-    "id", "match_id", "seat", "version_id", "fault_kind", "fault_detail", "log",
-    "version__id", "version__number", "version__bot__id", "version__bot__name",
-    "version__bot__owner_id", "version__bot__owner__id", "version__bot__owner__username",
-)
-
-
-def match_list_compact() -> QuerySet[Match]:
-    """``match_list`` with only the seat, version, bot and owner fields the API shows loaded."""
-    seats = (
-        MatchSeat.objects.select_related("version__bot__owner").only(*SEAT_FIELDS).order_by("seat")
-    )
-    return Match.objects.prefetch_related(Prefetch("seats", queryset=seats))
-
-
 #: The columns of a row of the match list (``match_rows``), in the API's order.
 MATCH_ROW_FIELDS = (
     "id", "kind", "tournament_id", "pair", "swapped", "seed", "rules", "rules_key", "status",

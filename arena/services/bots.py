@@ -52,10 +52,11 @@ def bot_create(*, owner: AbstractBaseUser, name: str, filename: str, data: bytes
         raise ArenaError("the system user owns only the built-in bots", field="name")
     _inspect(data, filename)
     with transaction.atomic():
-        if Bot.objects.filter(owner=owner, name=name).exists():
+        taken = Bot.objects.filter(owner=owner, name=name).values_list("pk", flat=True).first()
+        if taken is not None:
             raise ArenaError(
-                f"you already have a bot named {name!r}: upload a new version to it instead "
-                "(POST /api/bots/{id}/versions/) or choose another name",
+                f"you already have a bot named {name!r} (id {taken}): upload a new version to it "
+                f"instead (POST /api/bots/{taken}/versions/) or choose another name",
                 field="name",
             )
         bot = Bot.objects.create(owner=owner, name=name)

@@ -106,6 +106,10 @@ class TournamentForm(forms.Form):
     def option_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in OPTION_NAMES]
 
+    def options_have_errors(self) -> bool:
+        """Whether an option (inside the collapsed Options panel) has an error: the panel opens."""
+        return any(self.errors.get(name) for name in OPTION_NAMES)
+
     def rules(self) -> dict[str, Any]:
         """The ``rules`` object: the preset and the options set here (others stay the preset's)."""
         data = self.cleaned_data
@@ -120,4 +124,7 @@ class TournamentForm(forms.Form):
     def add_service_error(self, error: ArenaError) -> None:
         """Show a service's refusal on the field it is about."""
         field = {"rules": "preset"}.get(error.field or "", error.field)
+        if field == "preset":  # an option's message names it first: show it on the option
+            named = error.message.split(" ", 1)[0]
+            field = named if named in OPTION_NAMES else field
         self.add_error(field if field in self.fields else None, error.message)

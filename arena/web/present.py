@@ -43,7 +43,11 @@ class MatchRow:
     winner: str
     reason: str
     faults: list[MatchSeat]
-    outcome: str = ""  # from one bot's side: "won", "lost", "draw", or "" (not over)
+    #: From one bot's side: "won", "lost", "draw", or "" (not over); a validation match is
+    #: "passed" or "failed" (the bot's own fault), never won or lost.
+    outcome: str = ""
+    seat: int | None = None  # one bot's first seat, when a bot is given
+    debug: str = ""  # the command line that debugs this seat at home (its owner's page)
 
 
 def match_row(match: Match, *, bot_id: int | None = None) -> MatchRow:
@@ -62,8 +66,11 @@ def match_row(match: Match, *, bot_id: int | None = None) -> MatchRow:
     else:
         winner = teams[match.winner]
     outcome = ""
-    if over and bot_id is not None:
-        mine = {s.seat % 2 for s in seats if s.version.bot_id == bot_id}
+    own = [s for s in seats if bot_id is not None and s.version.bot_id == bot_id]
+    if over and own and match.kind == "validation":
+        outcome = "failed" if any(s.fault_kind for s in own) else "passed"
+    elif over and bot_id is not None:
+        mine = {s.seat % 2 for s in own}
         if match.winner is None or len(mine) != 1:
             outcome = "draw" if match.winner is None else "both sides"
         else:
@@ -71,8 +78,16 @@ def match_row(match: Match, *, bot_id: int | None = None) -> MatchRow:
     return MatchRow(
         match=match, teams=teams, score=score, winner=winner,  # type: ignore[arg-type]
         reason=REASONS.get(match.reason, match.reason), outcome=outcome,
-        faults=[s for s in seats if s.fault_kind],
+        faults=[s for s in seats if s.fault_kind], seat=own[0].seat if own else None,
     )
+
+
+def debug_command(request, row: MatchRow) -> str:
+    """The command line that replays ``row``'s match at home for the bot's first seat to a local
+    bot file or folder (``python -m arena_cli debug``, README)."""
+    server = request.build_absolute_uri("/").rstrip("/")
+    return (f"python -m arena_cli --server {server} debug {row.match.pk} "
+            f"--seat {row.seat if row.seat is not None else 0} path/to/your/bot.py")
 
 
 def crosstable_cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -136,3 +136,23 @@ def test_lost_queued_tasks_can_be_resent(run_tasks):
     assert f"resent {queued} queued" in out.getvalue()
     assert not Match.objects.filter(status=MatchStatus.QUEUED).exists()
     assert Tournament.objects.get(name="Demo round-robin").status == "finished"
+
+
+def test_play_shows_each_seats_stderr_as_it_plays(settings):
+    bot = settings.ARENA_TEST_RUN_DIR / "test-play-chatty-bot.py"
+    bot.write_bytes(RANDOM_BOT.replace(
+        b'    elif m["type"] == "turn":\n',
+        b'    elif m["type"] == "turn":\n'
+        b'        print("thinking about turn", m["id"], file=sys.stderr, flush=True)\n'))
+    args = ("--rules", "quatre-sept", "--set", "target=5", "builtin:greedy", str(bot))
+    shown = play(*args, "--stderr")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stderr.splitlines()
+    # The bot sits on seats 1 and 3, then (teams swapped) on 0 and 2; greedy writes nothing.
+    assert lines and all(line.split(" thinking about turn ")[0] in ("[seat 0]", "[seat 1]",
+                                                                    "[seat 2]", "[seat 3]")
+                         for line in lines)
+    assert "[seat 1] thinking about turn 2" in lines and "[seat 0] thinking about turn 1" in lines
+    assert json.loads(shown.stdout.splitlines()[-1])["matches"] == 2
+    quiet = play(*args)
+    assert quiet.returncode == 0 and "thinking" not in quiet.stderr

@@ -258,3 +258,29 @@ def test_matches_running_when_cancelled_still_count(running, alice):
 def test_a_finished_round_robin_offers_no_cancel(world, alice):
     page = logged_in(alice).get(f"/tournaments/{world['tournament'].pk}/").content.decode()
     assert 'id="cancel"' not in page and 'id="cancelled"' not in page
+
+
+def test_the_bot_authors_documents_are_pages(alice, settings, tmp_path, monkeypatch):
+    from arena.web.views import docs
+
+    (tmp_path / "protocol.md").write_text(
+        "# Bot protocol 1\n\nSee [the rules](rules.md#options).\n\n| a | b |\n|---|---|\n"
+        "| 1 | 2 |\n\n<script>alert(1)</script>\n")
+    monkeypatch.setattr(docs, "_DOCS", tmp_path)
+    page = Client().get("/docs/protocol/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "<h1>Bot protocol 1</h1>" in html and "<title>Bot protocol 1" in html
+    assert 'href="/docs/rules/#options"' in html and "<table>" in html
+    assert "<script>alert(1)</script>" not in html  # raw HTML is not passed through
+    assert Client().get("/docs/rules/").status_code == 404  # not written here
+    assert Client().get("/docs/settings/").status_code == 404  # not a bot author's document
+    client = Client()
+    client.force_login(alice)
+    upload = client.get("/bots/new/").content.decode()
+    assert 'href="/docs/protocol/" id="protocol-link"' in upload
+
+
+def test_the_repositorys_bots_document_renders():
+    page = Client().get("/docs/bots/")
+    assert page.status_code == 200 and "bot.json" in page.content.decode()

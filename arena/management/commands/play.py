@@ -38,6 +38,10 @@ class Command(BaseCommand):
                             help="write one replay-format-1 file per match here")
         parser.add_argument("--sandbox", choices=CONFINED_BACKENDS, default=None,
                             help="backend for uploaded bots (default: ARENA_SANDBOX)")
+        # dest: Django keeps the option "stderr" for call_command's stream.
+        parser.add_argument("--stderr", action="store_true", dest="show_stderr",
+                            help="show each seat's stderr as it plays (on this command's stderr, "
+                                 "each line prefixed with its seat)")
 
     def handle(self, *args, **opts) -> None:
         try:
@@ -64,6 +68,7 @@ class Command(BaseCommand):
         for match in play_duel(
             rules, bots[0], bots[1], seed=opts["seed"], pairs=opts["pairs"], backend=backend,
             replay_dir=opts["replay_dir"],
+            on_stderr=self._echo_stderr if opts["show_stderr"] else None,
         ):
             result = match.played.outcome.result
             if match.winner is None:
@@ -94,6 +99,15 @@ class Command(BaseCommand):
             "elapsed_s": round(time.perf_counter() - started, 3),
         }
         self.stdout.write(json.dumps(summary))
+
+    def _echo_stderr(self, seat: int, text: str) -> None:
+        self.stderr.write(_seat_lines(seat, text), ending="")
+        self.stderr.flush()
+
+
+def _seat_lines(seat: int, text: str) -> str:
+    """A seat's stderr, each line prefixed ``[seat N]``."""
+    return "".join(f"[seat {seat}] {line}\n" for line in text.rstrip("\n").split("\n"))
 
 
 def _names(bot_a: str, bot_b: str) -> dict[str, str]:

@@ -1,6 +1,8 @@
 """``python manage.py seed_demo``: demo users (alice, bob), the built-in bots, one uploaded bot
-each (validated here, in this process), a demo round-robin queued for the workers, and a nightly
-round-robin schedule (celery beat starts it over the latest ready version of every bot).
+each (validated here, in this process), a demo round-robin queued for the workers, a nightly
+round-robin schedule (celery beat starts it over the latest ready version of every bot), and the
+continuous ladder of the quatre-sept board (beat tops the queue up with its pairings once the demo
+round-robin has left room).
 
 Idempotent: run it again and it adds nothing that is already there.
 """
@@ -15,6 +17,7 @@ from django.utils import timezone
 
 from arena.models import Bot, Schedule, Tournament, VersionStatus
 from arena.services.bots import bot_create, builtin_bots_ensure
+from arena.services.ladder import ladder_create
 from arena.services.play import match_play
 from arena.services.schedules import schedule_create
 from arena.services.tournaments import tournament_create
@@ -101,4 +104,6 @@ class Command(BaseCommand):
                 first_run_at=midnight,
             )
             self.stdout.write(f"{NIGHTLY}: every 24 h from {midnight:%Y-%m-%d %H:%M} UTC")
+        ladder = ladder_create(rules={"preset": "quatre-sept"})
+        self.stdout.write(f"ladder {ladder.rules_key}: {'paused' if ladder.paused else 'running'}")
         self.stdout.write(f"demo users: alice, bob (password {DEMO_PASSWORD})")

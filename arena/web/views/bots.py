@@ -4,6 +4,7 @@ owner), and uploading a new bot or version."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -13,12 +14,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from arena.errors import ArenaError
+from arena.models import VersionStatus
+from arena.ownership import owns, viewer_id
 from arena.selectors.activity import bot_faults, bot_rating_history, bot_recent_matches
 from arena.selectors.bots import bot_latest_version, bot_list
+from arena.selectors.ladder import version_ladder_status
 from arena.services.bots import bot_create, bot_version_create
 from arena.web.charts import Point, Series, legend, rating_chart
 from arena.web.forms import BotUploadForm, VersionUploadForm
-from arena.web.present import match_row, percent
+from arena.web.present import debug_command, match_row, percent
 from sandbox.package import MAX_PACKAGE_BYTES
 
 
@@ -33,23 +37,47 @@ def bots_page(request: HttpRequest) -> HttpResponse:
     return render(request, "arena/bots/list.html", {"rows": rows, "page": page, "owner": owner})
 
 
+#: How often a bot's page asks for its versions while one is still to validate.
+POLL_SECONDS = 2
+_OPEN = (VersionStatus.PENDING, VersionStatus.VALIDATING)
+
+
 def bot_page(request: HttpRequest, pk: int) -> HttpResponse:
     bot = get_object_or_404(bot_list(), pk=pk)
-    mine = request.user.is_authenticated and request.user.pk == bot.owner_id
-    versions = sorted(bot.versions.all(), key=lambda v: -v.number)
+    context = _versions_context(request, bot)
+    mine = context["mine"]
     history = list(bot_rating_history(bot=bot))
     charts, current = _charts(bot, history)
-    context = {
-        "bot": bot,
-        "mine": mine,
-        "versions": versions,
+    rows = [match_row(m, bot_id=bot.pk) for m in bot_recent_matches(bot=bot)]
+    if mine:
+        rows = [replace(row, debug=debug_command(request, row))
+                if row.match.status == "finished" else row for row in rows]
+    context.update({
         "current": current,
         "charts": charts,
-        "matches": [match_row(m, bot_id=bot.pk) for m in bot_recent_matches(bot=bot)],
+        "matches": rows,
         "faults": list(bot_faults(bot=bot)) if mine else [],
         "form": VersionUploadForm() if mine and not bot.builtin and not bot.retired else None,
-    }
+        "ladder_status": version_ladder_status(bot=bot),
+    })
     return render(request, "arena/bots/detail.html", context)
+
+
+def bot_versions(request: HttpRequest, pk: int) -> HttpResponse:
+    """The versions part alone, for htmx polling while a version validates."""
+    bot = get_object_or_404(bot_list(), pk=pk)
+    return render(request, "arena/bots/_versions.html", _versions_context(request, bot))
+
+
+def _versions_context(request: HttpRequest, bot) -> dict:
+    versions = sorted(bot.versions.all(), key=lambda v: -v.number)
+    return {
+        "bot": bot,
+        "mine": owns(viewer_id(request), bot.owner_id),
+        "versions": versions,
+        "polling": any(v.status in _OPEN for v in versions),
+        "poll_seconds": POLL_SECONDS,
+    }
 
 
 def _charts(bot, history) -> tuple[list[dict], list[dict]]:
@@ -101,7 +129,7 @@ def bot_new(request: HttpRequest) -> HttpResponse:
 @require_POST
 def version_new(request: HttpRequest, pk: int) -> HttpResponse:
     bot = get_object_or_404(bot_list(), pk=pk)
-    if bot.owner_id != request.user.pk:
+    if not owns(viewer_id(request), bot.owner_id):
         return HttpResponse("only the bot's owner can upload a version", status=403)
     form = VersionUploadForm(request.POST, request.FILES)
     if form.is_valid():

@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import mark_safe
 
+from arena.ownership import owns, viewer_id
 from arena.selectors.matches import match_list, match_replay
 from arena.web.cards import CODES, card_index, card_name, card_sprite
 from arena.web.present import REASONS
@@ -17,7 +18,7 @@ def match_page(request: HttpRequest, pk: int) -> HttpResponse:
     replay = match_replay(match=match) if match.status == "finished" else None
     rules = (replay or {}).get("rules") or match.rules
     deck = "german" if rules.get("deck") == "german" else "french"
-    user_id = request.user.pk if request.user.is_authenticated else None
+    me = viewer_id(request)
     seats = [
         {
             "seat": s.seat,
@@ -26,7 +27,7 @@ def match_page(request: HttpRequest, pk: int) -> HttpResponse:
             "bot_id": s.version.bot_id,
             "fault_kind": s.fault_kind,
             "fault_detail": s.fault_detail,
-            "log": s.log if user_id is not None and s.version.bot.owner_id == user_id else None,
+            "log": s.log if owns(me, s.version.bot.owner_id) else None,
         }
         for s in match.seats.all()
     ]

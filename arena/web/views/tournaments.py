@@ -57,11 +57,7 @@ def tournament_new(request: HttpRequest) -> HttpResponse:
 
 def tournament_page(request: HttpRequest, pk: int) -> HttpResponse:
     tournament = get_object_or_404(tournament_list(), pk=pk)
-    context = _live_context(request, tournament)
-    context["can_cancel"] = (
-        tournament.status == TournamentStatus.RUNNING and _may_cancel(request, tournament)
-    )
-    return render(request, "arena/tournaments/detail.html", context)
+    return render(request, "arena/tournaments/detail.html", _live_context(request, tournament))
 
 
 @login_required
@@ -119,4 +115,7 @@ def _live_context(request: HttpRequest, tournament) -> dict:
         "page": page,
         "matches": [match_row(m) for m in page],
         "options": tournament.rules,
+        "can_cancel": (
+            tournament.status == TournamentStatus.RUNNING and _may_cancel(request, tournament)
+        ),
     }

@@ -1,0 +1,141 @@
+"""The REST API as the command-line client uses it: a server, a token kept between runs, and one
+method per call. Errors come back as ``ApiError`` with the server's message."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import requests
+
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+
+
+class ApiError(Exception):
+    """The server refused a call; ``str()`` is its message, field by field."""
+
+    def __init__(self, status: int, body: Any) -> None:
+        self.status = status
+        self.body = body
+        super().__init__(_describe(status, body))
+
+
+def _describe(status: int, body: Any) -> str:
+    if isinstance(body, dict) and set(body) == {"detail"}:
+        return f"{status}: {body['detail']}"
+    if isinstance(body, dict):
+        parts = []
+        for name, messages in body.items():
+            text = " ".join(messages) if isinstance(messages, list) else str(messages)
+            parts.append(text if name in ("detail", "non_field_errors") else f"{name}: {text}")
+        return f"{status}: " + "; ".join(parts)
+    return f"{status}: {body}"
+
+
+def config_dir() -> Path:
+    """Where tokens are kept: ``$ARENA_CLI_CONFIG``, else ``~/.config/quatresept-arena``."""
+    found = os.environ.get("ARENA_CLI_CONFIG")
+    if found:
+        return Path(found)
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(base) / "quatresept-arena"
+
+
+def _tokens_file() -> Path:
+    return config_dir() / "tokens.json"
+
+
+def saved_tokens() -> dict[str, str]:
+    try:
+        return json.loads(_tokens_file().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def save_token(server: str, token: str) -> Path:
+    """Keep ``token`` for ``server`` (readable by this user alone)."""
+    path = _tokens_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tokens = saved_tokens()
+    tokens[server] = token
+    path.write_text(json.dumps(tokens, indent=2))
+    path.chmod(0o600)
+    return path
+
+
+def package_bytes(path: Path) -> tuple[str, bytes]:
+    """A bot file as it is, or a folder zipped as a package (``bot.json`` or ``main.py`` /
+    ``main.js`` at its top: docs/bots.md); hidden files and ``__pycache__`` left out."""
+    if path.is_file():
+        return path.name, path.read_bytes()
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path} is neither a bot file nor a folder")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in sorted(p for p in path.rglob("*") if p.is_file()):
+            parts = file.relative_to(path).parts
+            if any(part.startswith(".") or part == "__pycache__" for part in parts):
+                continue
+            archive.write(file, "/".join(parts))
+    return f"{path.resolve().name}.zip", buffer.getvalue()
+
+
+@dataclass
+class Api:
+    """Calls to one server, with its saved token when there is one."""
+
+    server: str
+    token: str | None = None
+    timeout: float = 30
+
+    @classmethod
+    def for_server(cls, server: str) -> Api:
+        server = server.rstrip("/")
+        return cls(server=server, token=saved_tokens().get(server))
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        headers = {"Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Token {self.token}"
+        response = requests.request(method, self.server + path, headers=headers,
+                                    timeout=self.timeout, **kwargs)
+        try:
+            body = response.json()
+        except ValueError:
+            body = response.text
+        if response.status_code >= 400:
+            raise ApiError(response.status_code, body)
+        return body
+
+    def login(self, username: str, password: str) -> str:
+        body = self._call("POST", "/api/token/", json={"username": username,
+                                                        "password": password})
+        self.token = body["token"]
+        return self.token
+
+    def upload_bot(self, name: str, filename: str, data: bytes) -> dict[str, Any]:
+        return self._call("POST", "/api/bots/", data={"name": name},
+                          files={"file": (filename, data)})
+
+    def upload_version(self, bot: int, filename: str, data: bytes) -> dict[str, Any]:
+        return self._call("POST", f"/api/bots/{bot}/versions/", files={"file": (filename, data)})
+
+    def version(self, version: int) -> dict[str, Any]:
+        return self._call("GET", f"/api/versions/{version}/")
+
+    def create_tournament(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._call("POST", "/api/tournaments/", json=body)
+
+    def tournament(self, tournament: int) -> dict[str, Any]:
+        return self._call("GET", f"/api/tournaments/{tournament}/")
+
+    def match(self, match: int) -> dict[str, Any]:
+        return self._call("GET", f"/api/matches/{match}/")
+
+    def replay(self, match: int) -> dict[str, Any]:
+        return self._call("GET", f"/api/matches/{match}/replay/")
