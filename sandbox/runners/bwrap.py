@@ -9,14 +9,17 @@ is a read-only tmpfs. New user, pid, network (loopback only, so nothing is reach
 and cgroup namespaces; no further user namespaces; a new session (no terminal injection); a
 minimal environment for bwrap and for the bot; the syscall filter of ``sandbox.seccomp``.
 
-The child joins the seat's cgroup (``sandbox.cgroups``: memory and processes of the whole seat)
-while still privileged, then becomes an unprivileged uid (when the worker is root: one uid per seat
-from ``UidPool``, because RLIMIT_NPROC counts per uid machine-wide), lowers its rlimits (address
-space, CPU seconds, processes, file size, open files, no core dumps) and execs bwrap, which gets
-SIGKILL if the worker dies. bwrap reads its options from a pipe, so the seat's pid 1 (bwrap) shows
-no host path in ``/proc/1/cmdline``. The seat's whole tree dies with it: bwrap's pid 1 gets SIGKILL
-when bwrap dies (``--die-with-parent``), which ends the pid namespace; the leased uid is swept and
-the cgroup emptied and removed before they are freed.
+The child (vforked, running ``sandbox.seat_exec``'s helper; a preexec function of a forked child
+where the helper cannot be built) joins the seat's cgroup (``sandbox.cgroups``: memory and
+processes of the whole seat) while still privileged, then becomes an unprivileged uid (when the
+worker is root: one uid per seat from ``UidPool``, because RLIMIT_NPROC counts per uid
+machine-wide), lowers its rlimits (address space, CPU seconds, processes, file size, open files,
+no core dumps) and execs bwrap, which gets SIGKILL if the worker dies. bwrap reads its options
+from an in-memory file, so the seat's pid 1 (bwrap) shows no host path in ``/proc/1/cmdline``.
+The seat's whole tree dies with it: bwrap's pid 1 gets SIGKILL when bwrap dies
+(``--die-with-parent``), which ends the pid namespace; the cgroup is emptied and removed, and the
+leased uid swept before it is freed (one /proc scan for the seats that end together, see
+``SWEEP_BATCH``).
 
 This module must not import Django or ``engine``.
 """
