@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import seat_exec
+from sandbox.cgroup_moves import favor_moves
 from sandbox.cgroups import CgroupSupport, SeatCgroup
 from sandbox.cgroups import detect as cgroups_detect
 from sandbox.package import InstalledBot
@@ -320,6 +321,7 @@ class BwrapRunner:
                 "only, so a seat with several processes can exceed its memory cap",
                 self.cgroup_support.reason,
             )
+        moves = favor_moves() if self.cgroup_support.mode != "none" else "unused"
         self._libraries: dict[str, dict[str, str]] = {}
         self._lock = threading.Lock()
         self._running = 0  # seats started and not yet released
@@ -330,6 +332,7 @@ class BwrapRunner:
             "seccomp": "on" if seccomp else "off",
             "cgroups": self.cgroup_support.mode,
             "cgroups_reason": self.cgroup_support.reason,
+            "cgroup_moves": moves,
         }
 
     def runtime_view(self, runtime: HostRuntime) -> dict[str, str]:
