@@ -8,7 +8,7 @@ PORT ?= 8000
 # DATABASE_URL / REDIS_URL for the local PostgreSQL and Redis when they answer, else nothing.
 SERVICES = $(shell $(PYTHON) .ci/services.py)
 
-.PHONY: chromium test-web venv test test-fast test-slow test-reliability bench-api lint run migrate seed worker web bench bench-platform clean
+.PHONY: chromium test-web test-docker bench-sandbox venv test test-fast test-slow test-reliability bench-api lint run migrate seed worker web bench bench-platform clean
 
 venv: $(STAMP)
 
@@ -81,3 +81,14 @@ chromium:
 # The pages alone: page and card tests, then the browser tests (screenshots in test-artifacts/).
 test-web: venv chromium
 	env $(SERVICES) $(PY) -m pytest tests/web
+
+# The Docker sandbox backend and the real compose.yaml against a real Docker engine: installs and
+# starts a private engine when none answers, builds local bases once (cached), builds the images,
+# then runs every Docker test (none may skip): the hostile-bot suite under Docker and the compose
+# stack with two workers, one of them killed mid round-robin. .ci/docker.sh says how.
+test-docker: venv
+	.ci/docker.sh test
+
+# Sandbox speed: bare, bwrap and (when an engine answers: `.ci/docker.sh images` first) Docker.
+bench-sandbox: venv
+	nice -n 5 $(PY) benchmarks/sandbox_speed.py

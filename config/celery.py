@@ -6,10 +6,12 @@ Must not import ``arena`` at module level: tasks are found by autodiscovery.
 
 from __future__ import annotations
 
+import logging
 import os
+import socket
 
 from celery import Celery
-from celery.signals import task_prerun, worker_process_init
+from celery.signals import task_prerun, worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -43,3 +45,25 @@ def _no_health_check_query(**kwargs) -> None:
 
     for alias in connections:
         connections[alias].settings_dict["CONN_HEALTH_CHECKS"] = False
+
+
+@worker_init.connect
+def _sandbox_containers_of_a_dead_predecessor(sender=None, **kwargs) -> None:
+    """Under the Docker sandbox, name this worker's seat containers after its host and node name
+    (inherited by its pool processes) and, before it plays, remove the containers a dead worker
+    of the same name left (a crashed worker container restarts under the same host name)."""
+    from django.conf import settings
+
+    if settings.ARENA_SANDBOX != "docker":
+        return
+    owner = f"{socket.gethostname()}/{getattr(sender, 'hostname', '') or 'celery'}"
+    os.environ["QUATRESEPT_SANDBOX_OWNER"] = owner
+    from sandbox.runners.docker import remove_owned_containers
+
+    try:
+        removed = remove_owned_containers(owner)
+    except Exception as exc:  # no engine yet: its matches will say so
+        logging.getLogger(__name__).warning("sandbox containers of %s not swept: %s", owner, exc)
+        return
+    if removed:
+        logging.getLogger(__name__).warning("removed %d sandbox containers %s left", removed, owner)

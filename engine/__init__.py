@@ -6,19 +6,40 @@ Pure Python; imports neither Django nor ``sandbox``.
 from engine.actions import action_to_str, parse_action
 from engine.faults import FAULT_KINDS, SeatFault
 from engine.observe import observe
-from engine.referee import Clock, FunctionSeat, MatchOutcome, Player, Seat, play_match
+from engine.referee import AnnouncedClock, FunctionSeat, MatchOutcome, Player, Seat, referee_match
 from engine.replay import REPLAY_FORMAT, build_replay
-from engine.rules import PRESETS, RulesError, RuleSet, parse_option, rules_for, rules_from_dict
-from engine.state import State, deal_state, new_match
+from engine.rules import (
+    OPTIONS,
+    PRESETS,
+    ClaimOut,
+    Deck,
+    LowLead,
+    Option,
+    Politaine,
+    RulesError,
+    RuleSet,
+    parse_option,
+    rules_for,
+    rules_from_dict,
+)
+from engine.state import FaultRecord, Result, State, deal_state, new_match
 
 __all__ = [
     "FAULT_KINDS",
+    "OPTIONS",
     "PRESETS",
     "REPLAY_FORMAT",
-    "Clock",
+    "AnnouncedClock",
+    "ClaimOut",
+    "Deck",
+    "FaultRecord",
     "FunctionSeat",
+    "LowLead",
     "MatchOutcome",
+    "Option",
     "Player",
+    "Politaine",
+    "Result",
     "RuleSet",
     "RulesError",
     "Seat",
@@ -31,7 +52,7 @@ __all__ = [
     "observe",
     "parse_action",
     "parse_option",
-    "play_match",
+    "referee_match",
     "rules_for",
     "rules_from_dict",
 ]

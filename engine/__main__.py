@@ -12,7 +12,7 @@ import json
 import sys
 import time
 
-from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
+from engine.bots import LOCAL_BOTS, BotSeat, make_bot
 from engine.duel import DuelTally, duplicate_pairs
 from engine.referee import Player
 from engine.rules import PRESETS, RulesError, parse_option, rules_for
@@ -25,8 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--pairs", type=int, default=10)
     parser.add_argument("--quiet", action="store_true", help="only the summary line")
-    parser.add_argument("bot_a", choices=sorted(BUILTIN_BOTS))
-    parser.add_argument("bot_b", choices=sorted(BUILTIN_BOTS))
+    parser.add_argument("bot_a", choices=sorted(LOCAL_BOTS))
+    parser.add_argument("bot_b", choices=sorted(LOCAL_BOTS))
     args = parser.parse_args(argv)
     try:
         rules = rules_for(args.rules, **dict(parse_option(o) for o in args.set))

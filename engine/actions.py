@@ -7,7 +7,7 @@ Imports nothing of Django or the sandbox.
 
 from __future__ import annotations
 
-from engine.cards import CODES, SUITS, card_index
+from engine.cards import CODES, SUITS, parse_card
 
 POLITAINE = 32
 TAP = 64
@@ -25,7 +25,6 @@ MAX_POULES = 4
 
 # Meld ids: pollack of suit s -> s; four of rank r (T 9 A: 0 1 2) -> 4 + r;
 # three of rank r with suit s missing -> 7 + 4 * r + s.
-MELD_POLLACK = 0
 MELD_FOUR = 4
 MELD_THREE = 7
 MELD_COUNT = 19
@@ -88,7 +87,7 @@ def parse_action(text: str) -> int:
     if head in _WORDS and len(words) == 1:
         return _WORDS[head]
     if head == "play" and 2 <= len(words) <= 4:
-        action = card_index(words[1])
+        action = parse_card(words[1])
         flags = words[2:]
         if flags and flags[0] == "politaine":
             action |= POLITAINE

@@ -18,7 +18,6 @@ FULL_DECK = (1 << DECK_SIZE) - 1
 RANK_THIRDS = (1, 1, 3, 1, 1, 1, 0, 0)
 CARD_THIRDS = tuple(RANK_THIRDS[c & 7] for c in range(DECK_SIZE))
 LAST_TRICK_THIRDS = 3
-DEAL_THIRDS = 4 * sum(RANK_THIRDS) + LAST_TRICK_THIRDS  # 35
 
 RANK_T, RANK_9, RANK_A = 0, 1, 2
 RANK_7, RANK_8 = 7, 6
@@ -32,9 +31,6 @@ RANK_MASKS = tuple(sum(1 << (s * 8 + r) for s in range(4)) for r in range(8))
 #: T, 9 and A of one suit: a politaine / pollack.
 TNA_MASKS = tuple(0b111 << (8 * s) for s in range(4))
 
-#: The other suit of the same colour (C<->S, D<->H), for the `slide` signal.
-SAME_COLOUR = (3, 2, 1, 0)
-
 #: Bit positions of every byte value, so a mask becomes a tuple of cards with four lookups.
 BYTE_CARDS = tuple(
     tuple(tuple(base + i for i in range(8) if byte >> i & 1) for byte in range(256))
@@ -42,8 +38,8 @@ BYTE_CARDS = tuple(
 )
 
 
-def card_index(code: str) -> int:
-    """The card int of a code such as ``"TH"``; ``ValueError`` for anything else."""
+def parse_card(code: str) -> int:
+    """The card int (0-31) of a code such as ``"TH"``; ``ValueError`` for anything else."""
     try:
         return _INDEX[code]
     except KeyError:
@@ -52,25 +48,10 @@ def card_index(code: str) -> int:
         ) from None
 
 
-def suit_of(card: int) -> int:
-    return card >> 3
-
-
-def rank_of(card: int) -> int:
-    return card & 7
-
-
 def cards_of(mask: int) -> tuple[int, ...]:
     """The cards of a mask in index order (suit C D H S, strongest first within a suit)."""
     b0, b1, b2, b3 = BYTE_CARDS
     return b0[mask & 255] + b1[mask >> 8 & 255] + b2[mask >> 16 & 255] + b3[mask >> 24 & 255]
-
-
-def mask_of(cards: Iterable[int]) -> int:
-    mask = 0
-    for c in cards:
-        mask |= 1 << c
-    return mask
 
 
 def codes(mask: int) -> list[str]:
@@ -81,13 +62,8 @@ def codes(mask: int) -> list[str]:
 def mask_from_codes(card_codes: Iterable[str]) -> int:
     mask = 0
     for code in card_codes:
-        bit = 1 << card_index(code)
+        bit = 1 << parse_card(code)
         if mask & bit:
             raise ValueError(f"card {code} given twice")
         mask |= bit
     return mask
-
-
-def thirds_of(mask: int) -> int:
-    """Card value of a set of cards, in thirds (the last-trick bonus not included)."""
-    return sum(CARD_THIRDS[c] for c in cards_of(mask))

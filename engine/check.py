@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import card_index
+from engine.cards import parse_card
 from engine.faults import SeatFault
-from engine.referee import Player, play_match
+from engine.referee import Player, referee_match
 from engine.rules import rules_from_dict
 from engine.state import State, new_match
 
@@ -29,7 +29,7 @@ def check_replay(replay: dict[str, Any]) -> None:
         seats = replay_seats(replay)
     except (KeyError, TypeError, ValueError) as error:
         raise ReplayMismatch(f"not a replay of format 1: {error}") from error
-    outcome = play_match(rules, seats, seed=seed, match_id=replay["match"], players=players)
+    outcome = referee_match(rules, seats, seed=seed, match_id=replay["match"], players=players)
     rebuilt = outcome.replay
     rebuilt["moves_ms"] = replay.get("moves_ms")
     _compare(replay, rebuilt, "replay")
@@ -37,7 +37,7 @@ def check_replay(replay: dict[str, Any]) -> None:
 
 def replay_seats(replay: dict[str, Any]) -> list[_ReplaySeat]:
     """Four referee seats that answer every turn as the replay says its seats did (and fault
-    where it says one did): ``play_match`` with them, the replay's seed, rules, match id and
+    where it says one did): ``referee_match`` with them, the replay's seed, rules, match id and
     players sends each seat exactly the messages the match sent it."""
     rules = rules_from_dict(replay["rules"])
     state = new_match(rules, replay["seed"])
@@ -170,7 +170,7 @@ def _answer(state: State, deals: list[dict], result: dict, seat: int) -> str | N
         action += " tap"
     elif "slide" in flags:
         action += " slide"
-    card_index(code)
+    parse_card(code)
     return action
 
 

@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from engine.referee import MatchOutcome, Player, Seat, play_match
+from engine.referee import MatchOutcome, Player, Seat, referee_match
 from engine.rules import RuleSet
 
 SeatFactory = Callable[[], Seat]
@@ -79,4 +79,4 @@ def duplicate_pairs(
             seats = [make_a() if seat % 2 == team_a else make_b() for seat in range(4)]
             who = [player_a if seat % 2 == team_a else player_b for seat in range(4)]
             match_id = f"s{s}-{'ab' if team_a == 0 else 'ba'}"
-            yield s, team_a, play_match(rules, seats, seed=s, match_id=match_id, players=who)
+            yield s, team_a, referee_match(rules, seats, seed=s, match_id=match_id, players=who)

@@ -1,5 +1,12 @@
 """What one seat sees: the protocol's ``state`` object, and nothing else hands out hidden cards.
 
+Besides protocol 1's first fields, the state carries what a bot would otherwise rebuild from
+``said`` and ``tricks`` (added fields; none of the first changed meaning): this deal's
+``bonus`` and ``melds`` per team, whether the ``low_lead`` rule binds the lead of the trick in
+progress, the ``poules`` each seat may still score and the suits this seat's own poules may be
+(``poule_suits``), and what a claim by this seat's team would count now (``claim_count``).
+Each is public or the seat's own; a politaine run under way is not shown, since in before-play
+it reveals whether its player holds the rest of the suit.
 Imports nothing of Django or the sandbox.
 """
 
@@ -7,12 +14,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import CODES, codes
-from engine.state import Said, State, Trick
+from engine.cards import CODES, SUITS, codes
+from engine.optional import claim, poules
+from engine.position import Said, Trick
+from engine.rules import Politaine
+from engine.state import State
 
 
 def observe(state: State, seat: int) -> dict[str, Any]:
     """Protocol 1's ``state`` for ``seat``: its own hand, everything public, no other hand."""
+    before_play = state.rules.politaine is Politaine.BEFORE_PLAY
     return {
         "deal": state.deal,
         "dealer": state.dealer,
@@ -24,6 +35,14 @@ def observe(state: State, seat: int) -> dict[str, Any]:
         "taken": list(state.taken),
         "said": [said_dict(s) for s in state.said],
         "redeals": len(state.redeals),
+        "bonus": list(state.bonus),
+        "melds": list(state.melds),
+        "low_lead": state.low,
+        "poules": list(state.poules),
+        "poule_suits": [SUITS[s] for s in poules.covered_suits(state.dealt[seat])]
+        if before_play
+        else [],
+        "claim_count": claim.count(state, seat & 1),
     }
 
 

@@ -49,8 +49,12 @@ class Player:
 
 
 @dataclass(frozen=True)
-class Clock:
-    """Protocol 1's clocks, announced in ``hello``; enforced by the seat's runner."""
+class AnnouncedClock:
+    """The clocks the referee announces in ``hello`` (protocol 1); it enforces none of them.
+
+    Whoever runs a seat enforces its own copy (the platform builds ``sandbox.Clock`` from this
+    one in ``arena/runtime/specs.py``; engine and sandbox may not import each other).
+    """
 
     hello_ms: int = 10_000
     move_ms: int = 1_000
@@ -92,20 +96,24 @@ class FunctionSeat:
         pass
 
 
-def play_match(
+def referee_match(
     rules: RuleSet,
     seats: Sequence[Seat],
     *,
     seed: int,
     match_id: str = "local",
     players: Sequence[Player] | None = None,
-    clock: Clock | None = None,
+    clock: AnnouncedClock | None = None,
 ) -> MatchOutcome:
-    """Play a match to its end; every seat is closed afterwards, whatever happened."""
+    """Referee one match to its end; every seat is closed afterwards, whatever happened.
+
+    (Named apart from the platform's Celery task ``arena.tasks.play_match``, which runs this
+    through ``arena.runtime.play_seats``.)
+    """
     if len(seats) != 4:
         raise ValueError("a match needs four seats")
     players = list(players) if players is not None else [Player(f"seat{i}") for i in range(4)]
-    clock = clock or Clock()
+    clock = clock or AnnouncedClock()
     moves_ms: list[list[int]] = [[], [], [], []]
     logs: dict[int, str] = {}
     state = new_match(rules, seed)
@@ -157,7 +165,7 @@ def _hello_all(
     rules: RuleSet,
     match_id: str,
     players: Sequence[Player],
-    clock: Clock,
+    clock: AnnouncedClock,
     logs: dict[int, str],
 ) -> State:
     for seat, player in enumerate(seats):

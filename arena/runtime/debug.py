@@ -2,7 +2,7 @@
 to a local bot, and report each decision where the local bot's answer differs from what was
 played.
 
-The match is played again by ``engine.referee.play_match`` itself, every seat answering from the
+The match is played again by ``engine.referee.referee_match`` itself, every seat answering from the
 replay (``engine.check.replay_seats``), with the replay's seed, rules, match id, players and the
 platform's clocks: so each message the local bot reads is byte for byte the one the server's
 referee sent that seat. The match always follows the replay (the local bot's answers are
@@ -20,7 +20,7 @@ from typing import Any
 
 from arena.runtime.seats import FaultedSeat, SessionSeat, StderrFollower
 from arena.runtime.specs import BotSpec, start_seat
-from engine import Clock, Player, SeatFault, play_match, rules_from_dict
+from engine import AnnouncedClock, Player, SeatFault, referee_match, rules_from_dict
 from engine.check import replay_seats
 from sandbox.protocol import encode
 
@@ -159,13 +159,13 @@ def debug_match(
         raise ValueError("a seat is 0, 1, 2 or 3")
     rules = rules_from_dict(replay["rules"])
     players = [Player(p["bot"], p.get("version")) for p in replay["players"]]
-    clock = Clock()
+    clock = AnnouncedClock()
     seats: list[Any] = list(replay_seats(replay))  # a copy: the replay seats keep theirs
     report = DebugReport(seat=seat)
     seats[seat] = _DebugSeat(seats[seat], start_seat(bot, clock, backend), report, stop,
                              on_decision)
     try:
-        play_match(rules, seats, seed=replay["seed"], match_id=replay["match"], players=players,
+        referee_match(rules, seats, seed=replay["seed"], match_id=replay["match"], players=players,
                    clock=clock)
     except _Stop:
         report.stopped = True

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from arena.runtime.seats import FaultedSeat, SessionSeat, StderrEcho
 from arena.runtime.specs import BotSpec, start_seat
-from engine import Clock, MatchOutcome, Player, RuleSet, play_match
+from engine import AnnouncedClock, MatchOutcome, Player, RuleSet, referee_match
 
 
 @dataclass
@@ -30,7 +30,7 @@ def play_seats(
     seed: int,
     match_id: str,
     players: Sequence[Player],
-    clock: Clock | None = None,
+    clock: AnnouncedClock | None = None,
     backend: str = "bwrap",
     on_stderr: Callable[[int, str], None] | None = None,
 ) -> PlayedMatch:
@@ -38,7 +38,7 @@ def play_seats(
     ``on_stderr(seat, text)``, when given, gets each seat's stderr as the match plays."""
     if len(specs) != 4:
         raise ValueError("a match needs four bots")
-    clock = clock or Clock()
+    clock = clock or AnnouncedClock()
     started = time.perf_counter()
     seats: list[SessionSeat | FaultedSeat] = []
     try:
@@ -51,7 +51,7 @@ def play_seats(
     played = seats if on_stderr is None else [
         StderrEcho(seat, index, on_stderr) for index, seat in enumerate(seats)
     ]
-    outcome = play_match(rules, played, seed=seed, match_id=match_id, players=players,
+    outcome = referee_match(rules, played, seed=seed, match_id=match_id, players=players,
                          clock=clock)
     play_ms = round((time.perf_counter() - started) * 1000)
     tails = {i: seat.stderr_tail for i, seat in enumerate(seats)}

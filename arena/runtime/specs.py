@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.runtime.seats import FaultedSeat, SessionSeat
-from engine import Clock, SeatFault
+from engine import AnnouncedClock, SeatFault
 from engine.bots import BUILTIN_BOTS
 from sandbox import (
     Clock as SandboxClock,
@@ -58,7 +58,7 @@ class BotSpec:
         return cls(label=label, installed=installed)
 
 
-def start_seat(spec: BotSpec, clock: Clock, backend: str) -> SessionSeat | FaultedSeat:
+def start_seat(spec: BotSpec, clock: AnnouncedClock, backend: str) -> SessionSeat | FaultedSeat:
     """Start the bot's process and wrap it as a referee seat. A bot whose runtime is missing here
     becomes a seat that faults (``crash``); any other start failure is the platform's and raises."""
     sandbox_clock = SandboxClock(clock.hello_ms, clock.move_ms, clock.bank_ms)

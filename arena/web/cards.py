@@ -4,7 +4,8 @@
 
 French-Canadian indices: 10, 9, 1 (ace), R (roi), D (dame), V (valet), 8, 7; suits ♣ ♦ ♥ ♠.
 German: Eichel (C), Schellen (D), Rot (H), Grün (S); Daus (A, drawn with two pips as on real
-decks), Ober (Q), Unter (J), König (K). Card codes never change (``RULES.md``); only the art does.
+decks), Ober (Q), Unter (J), König (K). Card codes never change (``docs/rules.md``); only the
+art does.
 Pure functions, no Django.
 """
 
@@ -93,12 +94,7 @@ def card_name(code: str, deck: Deck) -> str:
     return f"{_RANK_NAMES[deck][rank]} of {_SUIT_NAMES[deck][suit]}"
 
 
-def card_names(deck: Deck) -> dict[str, str]:
-    """Every card's name, by code."""
-    return {code: card_name(code, deck) for code in CODES}
-
-
-def card_index(code: str, deck: Deck) -> str:
+def index_label(code: str, deck: Deck) -> str:
     """The corner index of a card: ``"10"``, ``"R"``, ``"U"``..."""
     return _INDEX[deck][code[0]]
 
@@ -117,7 +113,7 @@ def _pip(deck: Deck, suit: str, x: float, y: float, size: float, flip: bool = Fa
 
 
 def _corners(code: str, deck: Deck) -> str:
-    index = card_index(code, deck)
+    index = index_label(code, deck)
     size = 9 if len(index) == 2 else 11
     top = (
         f'<text x="7" y="13" font-size="{size}" text-anchor="middle">{index}</text>'
@@ -136,7 +132,7 @@ def _face(code: str, deck: Deck) -> str:
             return _pip(deck, suit, 30, 32, 22) + _pip(deck, suit, 30, 58, 22)
         return _pip(deck, suit, 30, 45, 30)
     word = _COURT_WORDS[deck][rank]
-    letter = card_index(code, deck)
+    letter = index_label(code, deck)
     pip_y = {"K": 30, "Q": 26, "J": 60}[rank] if deck == "german" else 28
     text_y = 66 if pip_y < 45 else 38
     return (

@@ -15,6 +15,7 @@ from engine.rules import (
     DECK_VALUES,
     LOW_LEAD_VALUES,
     OPTION_NAMES,
+    OPTIONS,
     POLITAINE_VALUES,
     PRESETS,
 )
@@ -53,20 +54,8 @@ _CHOICES = {
     "claim_out": CLAIM_VALUES,
     "deck": DECK_VALUES,
 }
-OPTION_HELP = {
-    "target": "points that end the match",
-    "four_sevens": "four 7s in one hand win",
-    "four_eights": "four 8s in one hand win",
-    "politaine": "the 11-point bonus, and when it is announced",
-    "redeal": "a hand without T, 9 or A may ask for a new deal",
-    "signals": "tap/slide signals with a card",
-    "capot": "all 8 tricks win the match",
-    "eighteen_four": "totals of exactly 18 against 4 win",
-    "low_lead": "after a trick worth under 1 point, lead your lowest rank",
-    "melds": "Pollack's melds",
-    "claim_out": "claim to have reached the target",
-    "deck": "card faces shown",
-}
+#: Each option's one description, from the engine (docs/rules.md carries the same table).
+OPTION_HELP = {option.name: option.meaning for option in OPTIONS}
 
 
 class VersionChoiceField(forms.ModelMultipleChoiceField):

@@ -10,8 +10,12 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from engine.bots.expert import ExpertBot
+from engine.bots.expert_v1 import ExpertV1Bot
 from engine.bots.greedy import GreedyBot
+from engine.bots.levels import LEVELS
 from engine.bots.random_bot import RandomBot
+from engine.bots.rollout import RolloutBot
+from engine.bots.tracker import TrackerBot
 
 
 class Bot(Protocol):
@@ -26,16 +30,30 @@ class Bot(Protocol):
     def notify(self, message: dict[str, Any]) -> None: ...
 
 
-BUILTIN_BOTS: dict[str, type] = {"random": RandomBot, "greedy": GreedyBot, "expert": ExpertBot}
+#: The platform's built-in bots (each gets a bot row and can be named ``builtin:NAME``).
+BUILTIN_BOTS: dict[str, type] = {
+    "random": RandomBot,
+    "greedy": GreedyBot,
+    "expert": ExpertBot,
+    **LEVELS,
+}
+#: The expert's measuring panel, for local duels only (``python -m engine``, benchmarks): the
+#: first expert frozen, and two opponents written apart from it.
+PANEL_BOTS: dict[str, type] = {
+    "expert-v1": ExpertV1Bot,
+    "tracker": TrackerBot,
+    "rollout": RolloutBot,
+}
+LOCAL_BOTS: dict[str, type] = {**BUILTIN_BOTS, **PANEL_BOTS}
 
 
 def make_bot(name: str) -> Bot:
-    """A new built-in bot by name; ``ValueError`` listing the names for an unknown one."""
+    """A new built-in or panel bot by name; ``ValueError`` listing the names if unknown."""
     try:
-        return BUILTIN_BOTS[name]()
+        return LOCAL_BOTS[name]()
     except KeyError:
         raise ValueError(
-            f"unknown built-in bot {name!r}; built-ins: {', '.join(sorted(BUILTIN_BOTS))}"
+            f"unknown built-in bot {name!r}; built-ins: {', '.join(sorted(LOCAL_BOTS))}"
         ) from None
 
 
@@ -58,4 +76,14 @@ class BotSeat:
         pass
 
 
-__all__ = ["BUILTIN_BOTS", "Bot", "BotSeat", "ExpertBot", "GreedyBot", "RandomBot", "make_bot"]
+__all__ = [
+    "BUILTIN_BOTS",
+    "LOCAL_BOTS",
+    "PANEL_BOTS",
+    "Bot",
+    "BotSeat",
+    "ExpertBot",
+    "GreedyBot",
+    "RandomBot",
+    "make_bot",
+]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import CARD_THIRDS, TNA_MASKS, card_index
+from engine.cards import CARD_THIRDS, TNA_MASKS, parse_card
 
 _MELD_POINTS = {"pollack": 3, "three": 3, "four": 4}
 
@@ -46,7 +46,7 @@ class GreedyBot:
         options: dict[int, list[str]] = {}
         for action in legal:
             if action.startswith("play "):
-                options.setdefault(card_index(action[5:7]), []).append(action)
+                options.setdefault(parse_card(action[5:7]), []).append(action)
         card = self._choose(state, sorted(options))
         choices = options[card]
         # Holding T, 9 and A, any of them wins its trick: an announcement is always worth making.
@@ -56,7 +56,7 @@ class GreedyBot:
     def _choose(self, state: dict[str, Any], cards: list[int]) -> int:
         hand = _mask(state["hand"])
         played = _played(state)
-        trick = [card_index(c) for c in state["trick"]["cards"]]
+        trick = [parse_card(c) for c in state["trick"]["cards"]]
         if not trick:
             return self._lead(state, hand, played, cards)
         led = trick[0] >> 3
@@ -112,7 +112,7 @@ class GreedyBot:
 def _mask(card_codes: list[str]) -> int:
     mask = 0
     for code in card_codes:
-        mask |= 1 << card_index(code)
+        mask |= 1 << parse_card(code)
     return mask
 
 

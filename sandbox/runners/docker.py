@@ -13,8 +13,13 @@ stdin (the end-of-match signal) is unreliable over the hijacked HTTP connection.
 three real pipes, so the same ``Channel`` code serves bwrap and Docker. The worker image therefore
 needs the ``docker`` CLI and access to the engine (``DOCKER_HOST``).
 
-No Docker engine runs on the development machines: the tests check the container spec this module
-builds (the SDK validates it offline) and the error when no engine answers, not a real container.
+The bot's process sees the environment of ``BOT_ENV`` alone (``env -i``: not the image's
+variables nor Docker's ``HOSTNAME``) and an address-space rlimit equal to the memory cap
+(``prlimit --as``: Docker has no ulimit for it), so a memory bomb fails its allocations as under
+bwrap, while the memory cgroup also bounds what the rlimit does not count (``/tmp``, page cache).
+Stdin closes when the worker's attach ends (``stdin_once``) and the engine removes a container
+once it exits (``auto_remove``): the bots of a worker killed mid-match get end of input, leave, and
+leave nothing behind. ``make test-docker`` runs the hostile-bot suite against a real engine.
 This module must not import Django or ``engine``.
 """
 
@@ -24,25 +29,78 @@ import contextlib
 import json
 import os
 import shutil
+import socket
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sandbox.package import InstalledBot
 from sandbox.runners.base import BotProcess, Limits
+from sandbox.runners.bwrap import PROC_MASK_DIRS, PROC_MASKS, meminfo
 from sandbox.runners.runtimes import INTERPRETER_FLAGS
 from sandbox.seccomp import docker_profile
 
 #: The bot runtime image (python3 and node, a user 1000); built from ``platform/``.
 DEFAULT_IMAGE = os.environ.get("QUATRESEPT_BOT_IMAGE", "quatresept/bot-runtime:1")
-#: Docker API version pinned so that creating a client never contacts the engine.
-API_VERSION = "1.43"
+#: Docker API version pinned so that creating a client never contacts the engine: 1.41 is Docker
+#: 20.10's (Debian 12's docker.io); later engines serve it too.
+API_VERSION = "1.41"
 BOT_DIR = "/bot"
 BOT_USER = "1000:1000"
 BOT_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
            "LANG": "C.UTF-8"}
 LABEL = "quatresept.sandbox"
+#: /proc and /sys paths hidden from a seat: Docker's own defaults (the list replaces them) and the
+#: global counters bwrap masks too (another seat's file locks, load, memory and I/O figures).
+MASKED_PATHS = (
+    "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+    "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+    *PROC_MASKS, *PROC_MASK_DIRS,
+)
+#: Names the worker that created a seat's container (``sandbox_owner()``).
+OWNER_LABEL = "quatresept.owner"
+
+
+def sandbox_owner() -> str:
+    """Who owns the containers this process creates: ``$QUATRESEPT_SANDBOX_OWNER`` (a Celery
+    worker sets its host and node name there), else the host name."""
+    return os.environ.get("QUATRESEPT_SANDBOX_OWNER") or socket.gethostname()
+
+
+def remove_owned_containers(owner: str, client: Any = None) -> int:
+    """Remove every seat container labelled with ``owner``, running or not; how many. For a worker
+    starting under a name its dead predecessor had, before it plays: a crash between creating a
+    container and starting it leaves one the engine never removes by itself, and a bot that
+    ignores the end of its input keeps running."""
+    client = client if client is not None else default_client()
+    found = client.containers(all=True, filters={"label": f"{OWNER_LABEL}={owner}"})
+    for container in found:
+        with contextlib.suppress(Exception):
+            client.remove_container(container["Id"], force=True)
+    return len(found)
+
+
+def _meminfo_file(folder: Path, limits: Limits) -> Path:
+    """A /proc/meminfo showing the seat's cap (bwrap's), in ``folder`` (beside the bots, so the
+    engine reaches it by the same path mapping); written once per cap, read-only."""
+    path = folder / f".meminfo-{limits.memory_bytes}"
+    if not path.exists():
+        with contextlib.suppress(OSError):
+            scratch = folder / f"{path.name}.{os.getpid()}"
+            scratch.write_bytes(meminfo(limits))
+            scratch.chmod(0o444)
+            os.replace(scratch, path)
+    return path
+
+
+class ContainerProcess(BotProcess):
+    """A ``BotProcess`` whose tree is the container ``container`` (its id)."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], *, container: str, **kw: Any) -> None:
+        super().__init__(popen, **kw)
+        self.container = container
 
 
 class DockerUnavailable(RuntimeError):
@@ -98,7 +156,11 @@ class DockerRunner:
             )
         ]
         host_config = self.client.create_host_config(
-            binds={self.host_path(bot.folder): {"bind": BOT_DIR, "mode": "ro"}},
+            binds={
+                self.host_path(bot.folder): {"bind": BOT_DIR, "mode": "ro"},
+                self.host_path(_meminfo_file(bot.folder.parent, limits)): {
+                    "bind": "/proc/meminfo", "mode": "ro"},
+            },
             network_mode="none",
             read_only=True,
             tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_bytes},mode=1777"},
@@ -111,20 +173,27 @@ class DockerRunner:
             ulimits=ulimits,
             init=True,
             ipc_mode="private",
+            shm_size=limits.shm_bytes,
             log_config={"type": "none", "config": {}},
+            auto_remove=True,
         )
+        host_config["MaskedPaths"] = list(MASKED_PATHS)
         runtime, entry, *args = bot.command
+        env = [f"{key}={value}" for key, value in BOT_ENV.items()]
         return {
             "image": self.image,
-            "command": [runtime, *INTERPRETER_FLAGS.get(runtime, ()), entry, *args],
+            "command": [
+                "prlimit", f"--as={limits.memory_bytes}", "--", "env", "-i", *env,
+                runtime, *INTERPRETER_FLAGS.get(runtime, ()), entry, *args,
+            ],
             "user": BOT_USER,
             "working_dir": BOT_DIR,
             "environment": dict(BOT_ENV),
             "hostname": "bot",
-            "stdin_open": True,
+            "stdin_open": True,  # not detached: the SDK also sets StdinOnce
             "tty": False,
             "network_disabled": True,
-            "labels": {LABEL: "1"},
+            "labels": {LABEL: "1", OWNER_LABEL: sandbox_owner()},
             "host_config": host_config,
         }
 
@@ -139,13 +208,11 @@ class DockerRunner:
             container = self.client.create_container(**spec)["Id"]
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise DockerUnavailable(f"cannot create the bot container: {exc}") from exc
-        env = {key: os.environ[key] for key in ("PATH", "DOCKER_HOST", "DOCKER_CONFIG")
-               if key in os.environ}
         try:
             popen = subprocess.Popen(
                 [self.docker_cli, "start", "--attach", "--interactive", container],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                bufsize=0, env=env, start_new_session=True,
+                bufsize=0, env=self._cli_env(), start_new_session=True,
             )
         except OSError as exc:
             self._remove(container)
@@ -157,11 +224,30 @@ class DockerRunner:
             with contextlib.suppress(ProcessLookupError):
                 popen.kill()
 
-        return BotProcess(
-            popen, backend=self.name, signal_base=128, kill_tree=kill_tree,
+        return ContainerProcess(
+            popen, container=container, backend=self.name, signal_base=128, kill_tree=kill_tree,
             release=lambda: self._remove(container),
         )
 
+    @staticmethod
+    def _cli_env() -> dict[str, str]:
+        """What the docker CLI needs of the worker's environment (the engine's address)."""
+        return {key: os.environ[key] for key in ("PATH", "DOCKER_HOST", "DOCKER_CONFIG")
+                if key in os.environ}
+
     def _remove(self, container: str) -> None:
+        """Remove the container and return once it is gone (the engine may be removing it
+        already: ``auto_remove``)."""
+        import docker
+
         with contextlib.suppress(Exception):
             self.client.remove_container(container, force=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                self.client.inspect_container(container)
+            except docker.errors.NotFound:
+                return
+            except Exception:  # the engine went away: nothing more to do here
+                return
+            time.sleep(0.02)

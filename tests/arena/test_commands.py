@@ -15,6 +15,7 @@ from django.core.management import call_command
 
 from arena.models import Bot, Match, MatchStatus, Schedule, Tournament
 from engine.check import check_replay
+from engine.rules import PRESETS
 from tests.arena.conftest import CRASH_BOT, RANDOM_BOT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,15 +90,33 @@ def test_play_explains_bad_arguments(args, message):
 def test_seed_demo_is_idempotent(run_tasks):
     out = StringIO()
     with run_tasks():
-        call_command("seed_demo", "--builtins", "random,greedy", "--pairs", "1", stdout=out)
+        call_command(
+            "seed_demo", "--builtins", "random,greedy", "--pairs", "1", "--yardstick-pairs", "0",
+            stdout=out,
+        )
     assert "alice/dice v1: ready" in out.getvalue()
     tournament = Tournament.objects.get(name="Demo round-robin")
     assert tournament.status == "finished"  # eager tasks: played already
     assert tournament.entries.count() == 4
     assert Schedule.objects.filter(enabled=True).count() == 1
     counts = (Bot.objects.count(), Tournament.objects.count(), Match.objects.count())
-    call_command("seed_demo", stdout=StringIO())
+    call_command("seed_demo", "--yardstick-pairs", "0", stdout=StringIO())
     assert (Bot.objects.count(), Tournament.objects.count(), Match.objects.count()) == counts
+
+
+@pytest.mark.django_db
+def test_seed_demo_queues_the_yardsticks_on_every_preset():
+    # Outside run_tasks: the round-robins are queued, not played (expert-4 takes its time).
+    call_command("seed_demo", "--builtins", "random", "--pairs", "1", stdout=StringIO())
+    for preset in PRESETS:
+        tournament = Tournament.objects.get(name=f"Yardsticks {preset}")
+        assert tournament.rules["preset"] == preset
+        pinned = set(tournament.entries.values_list("version__builtin", flat=True))
+        assert pinned == {"greedy", "expert-1", "expert-2", "expert-3", "expert-4"}
+        assert tournament.matches.count() == 5 * 4  # 10 pairings, one pair, two matches
+    counts = (Tournament.objects.count(), Match.objects.count())
+    call_command("seed_demo", stdout=StringIO())
+    assert (Tournament.objects.count(), Match.objects.count()) == counts
 
 
 @pytest.mark.django_db

@@ -17,7 +17,7 @@ from arena.runtime.debug import debug_match
 from arena.runtime.local import resolve_bot
 from arena.runtime.seats import SessionSeat
 from arena.runtime.specs import start_seat
-from engine import Clock, Player, play_match, rules_for
+from engine import AnnouncedClock, Player, referee_match, rules_for
 from sandbox.protocol import encode
 from tests.arena.conftest import CRASH_BOT, FIRST_BOT
 
@@ -81,11 +81,11 @@ def played(bots, settings) -> tuple[dict, list[bytes]]:
     sent, recorded where the referee sent it."""
     first = resolve_bot(str(bots["first"]), settings.ARENA_BOT_CACHE)
     greedy = resolve_bot("builtin:greedy", settings.ARENA_BOT_CACHE)
-    clock = Clock()
+    clock = AnnouncedClock()
     seats = [start_seat(spec, clock, "bwrap") for spec in (first, greedy, first, greedy)]
     seats[2] = Recording(seats[2])
     players = [Player("alice/first", 1), Player("arena/greedy", 1)] * 2
-    outcome = play_match(rules_for("quatre-sept", target=21), seats, seed=7, match_id="42",
+    outcome = referee_match(rules_for("quatre-sept", target=21), seats, seed=7, match_id="42",
                          players=players, clock=clock)
     return outcome.replay, seats[2].sent
 

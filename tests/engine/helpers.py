@@ -6,7 +6,7 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
-from engine.cards import CARD_THIRDS, CODES, RANKS, SUITS, card_index, codes, mask_from_codes
+from engine.cards import CARD_THIRDS, CODES, RANKS, SUITS, codes, mask_from_codes, parse_card
 from engine.rules import RuleSet, rules_for
 from engine.state import State, deal_state
 
@@ -79,7 +79,7 @@ def hand_codes(state: State, seat: int) -> list[str]:
 
 
 def thirds(card_codes: Iterable[str]) -> int:
-    return sum(CARD_THIRDS[card_index(c)] for c in card_codes)
+    return sum(CARD_THIRDS[parse_card(c)] for c in card_codes)
 
 
 ALL_CODES = list(CODES)

@@ -1,4 +1,5 @@
-"""An independent re-check of a replay against RULES.md, written from the rules, not the engine.
+"""An independent re-check of a replay against docs/rules.md, written from the rules, not the
+engine.
 
 ``check_rules(replay)`` raises ``AssertionError`` naming the first rule a replay breaks: cards
 conserved, follow suit, trick winners, thirds (35 a deal), card points (11 a deal), low lead,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
+from engine.bots import BUILTIN_BOTS, LOCAL_BOTS, BotSeat, make_bot
 from engine.observe import observe
-from engine.referee import play_match
+from engine.referee import referee_match
 from engine.rules import rules_for
 from engine.state import new_match
 
@@ -25,7 +25,9 @@ VARIANTS = [rules_for(p) for p in PRESETS] + [
 
 
 def test_builtins():
-    assert set(BUILTIN_BOTS) == {"random", "greedy", "expert"}
+    levels = {f"expert-{n}" for n in range(1, 5)}
+    assert set(BUILTIN_BOTS) == {"random", "greedy", "expert", *levels}
+    assert set(LOCAL_BOTS) == set(BUILTIN_BOTS) | {"expert-v1", "tracker", "rollout"}
     with pytest.raises(ValueError, match="random"):
         make_bot("nobody")
 
@@ -35,14 +37,14 @@ def test_builtins():
 def test_bots_only_play_legal_actions(name, rules):
     for seed in range(40):
         seats = [BotSeat(make_bot(name)) for _ in range(4)]
-        outcome = play_match(rules, seats, seed=seed, match_id=f"b{seed}")
+        outcome = referee_match(rules, seats, seed=seed, match_id=f"b{seed}")
         assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
 
 
 def test_greedy_against_random_mixed_seats_stays_legal():
     for seed in range(60):
         seats = [BotSeat(make_bot("greedy" if s % 2 else "random")) for s in range(4)]
-        outcome = play_match(rules_for(PRESETS[seed % 4]), seats, seed=seed, match_id=str(seed))
+        outcome = referee_match(rules_for(PRESETS[seed % 4]), seats, seed=seed, match_id=str(seed))
         assert outcome.replay["result"]["fault"] is None
 
 
@@ -53,8 +55,11 @@ def test_bot_answers_from_the_legal_list(name):
     bot.hello({"type": "hello", "seat": 0, "rules": rules.to_dict(), "match": "x"})
     state = new_match(rules, 3)
     message = {
-        "type": "turn", "id": 1, "decision": state.decision,
-        "state": observe(state, state.to_move), "legal": state.legal_strings(),
+        "type": "turn",
+        "id": 1,
+        "decision": state.decision,
+        "state": observe(state, state.to_move),
+        "legal": state.legal_strings(),
     }
     assert bot.act(message) in message["legal"]
 
@@ -62,7 +67,7 @@ def test_bot_answers_from_the_legal_list(name):
 def test_random_bot_replays_by_match_and_seat():
     def replay(seed):
         seats = [BotSeat(make_bot("random")) for _ in range(4)]
-        r = play_match(rules_for("quatre-sept"), seats, seed=seed, match_id="same").replay
+        r = referee_match(rules_for("quatre-sept"), seats, seed=seed, match_id="same").replay
         r.pop("moves_ms")
         return r
 
@@ -74,20 +79,32 @@ def test_bot_program_over_stdin_stdout(name):
     rules = rules_for("quatre-sept", four_sevens=False)
     state = new_match(rules, 5)
     hello = {
-        "type": "hello", "protocol": 1, "seat": state.to_move, "team": state.to_move % 2,
-        "match": "m-1", "rules": rules.to_dict(),
+        "type": "hello",
+        "protocol": 1,
+        "seat": state.to_move,
+        "team": state.to_move % 2,
+        "match": "m-1",
+        "rules": rules.to_dict(),
         "clock": {"hello_ms": 10000, "move_ms": 1000, "bank_ms": 60000},
         "players": ["a", "b", "c", "d"],
     }
     turn = {
-        "type": "turn", "id": 17, "decision": state.decision,
-        "state": observe(state, state.to_move), "legal": state.legal_strings(),
+        "type": "turn",
+        "id": 17,
+        "decision": state.decision,
+        "state": observe(state, state.to_move),
+        "legal": state.legal_strings(),
     }
     match_end = {"type": "match_end", "score": [33, 22], "winner": 0, "reason": "target"}
     lines = "".join(json.dumps(m) + "\n" for m in (hello, turn, match_end))
     done = subprocess.run(
         [sys.executable, "-m", "engine.bots", name],
-        input=lines, capture_output=True, text=True, timeout=30, cwd=ROOT, check=False,
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=ROOT,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     replies = [json.loads(line) for line in done.stdout.splitlines()]
@@ -99,7 +116,11 @@ def test_bot_program_over_stdin_stdout(name):
 
 def test_bot_program_usage():
     done = subprocess.run(
-        [sys.executable, "-m", "engine.bots"], capture_output=True, text=True, timeout=30,
-        cwd=ROOT, check=False,
+        [sys.executable, "-m", "engine.bots"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=ROOT,
+        check=False,
     )
     assert done.returncode != 0

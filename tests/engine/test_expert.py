@@ -7,14 +7,16 @@ import random
 
 import pytest
 
+from engine.actions import SLIDE, TAP
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert import ExpertBot
 from engine.bots.expert.sampler import Sampler
+from engine.bots.expert.signals import master, named_suit
 from engine.bots.expert.view import read_view
-from engine.bots.expert.world import replay_world
-from engine.cards import SUIT_MASKS, TNA_MASKS
+from engine.bots.expert.world import Evidence, ReplayError, replay_world
+from engine.cards import SUIT_MASKS, TNA_MASKS, parse_card
 from engine.observe import observe
-from engine.referee import play_match
+from engine.referee import referee_match
 from engine.rules import rules_for
 from engine.state import State, new_match
 
@@ -43,7 +45,7 @@ def test_only_legal_actions_and_no_fallbacks(rules, capsys):
         ]
         if rules.target > 100:
             rules = rules.with_options(target=40)
-        outcome = play_match(rules, seats, seed=seed, match_id=f"x{seed}")
+        outcome = referee_match(rules, seats, seed=seed, match_id=f"x{seed}")
         assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
     # The bot prints to stderr only when a decision fell back to the first legal action.
     assert "expert:" not in capsys.readouterr().err
@@ -54,7 +56,7 @@ def test_deterministic_given_the_seed():
 
     def replay() -> list:
         seats = [BotSeat(ExpertBot(worlds=4, move_ms=10_000)) for _ in range(4)]
-        return play_match(rules, seats, seed=11, match_id="same").replay["deals"]
+        return referee_match(rules, seats, seed=11, match_id="same").replay["deals"]
 
     assert replay() == replay()
 
@@ -92,6 +94,8 @@ def test_sampler_respects_public_facts(rules):
     for state in _random_positions(rules, 25, 7):
         seat = state.to_move
         message = observe(state, seat)
+        # Random play signals at random: the convention's facts are tested with honest players.
+        message["said"] = [s for s in message["said"] if s["say"] not in ("tap", "slide")]
         view = read_view(message, rules.low_lead)
         truth = state.hands
         for s in range(4):  # every inference holds in the true deal
@@ -121,7 +125,7 @@ def test_claims_only_when_sure():
     claims = 0
     for seed in range(12):
         seats = [BotSeat(small_expert() if s % 2 == 0 else make_bot("greedy")) for s in range(4)]
-        outcome = play_match(rules, seats, seed=seed, match_id=f"c{seed}")
+        outcome = referee_match(rules, seats, seed=seed, match_id=f"c{seed}")
         result = outcome.replay["result"]
         said = [x for d in outcome.replay["deals"] for x in d["said"] if x["say"] == "claim"]
         for claim in said:
@@ -129,3 +133,73 @@ def test_claims_only_when_sure():
                 claims += 1
                 assert result["winner"] == 0
     assert claims > 0
+
+
+def test_signals_follow_the_convention_and_read_true():
+    """An expert pair signals (politaine preset) and every fact read from a partner's signal
+    holds in the true deal."""
+    rules = rules_for("politaine", target=20)
+    bots = [ExpertBot(worlds=2, move_ms=10_000) for _ in range(4)]
+    for seat, bot in enumerate(bots):
+        bot.hello({"type": "hello", "seat": seat, "rules": rules.to_dict(), "match": "sig"})
+    signals = checked = 0
+    state = new_match(rules, 21)
+    while not state.is_over:
+        seat = state.to_move
+        message = {
+            "type": "turn", "id": 1, "decision": state.decision,
+            "state": observe(state, seat), "legal": state.legal_strings(),
+        }  # fmt: skip
+        if state.decision == "play":
+            view = read_view(message["state"], rules.low_lead)
+            partner = (seat + 2) & 3
+            truth = state.hands
+            assert truth[partner] & view.required[partner] == view.required[partner]
+            checked += bool(view.required[partner])
+        action = bots[seat].act(message)
+        assert action in message["legal"]
+        if action.endswith((" tap", " slide")):
+            signals += 1
+            card = parse_card(action[5:7])
+            flag = TAP if action.endswith("tap") else SLIDE
+            left = state.hands[seat] & ~(1 << card)
+            out = (truth[0] | truth[1] | truth[2] | truth[3]) & ~(1 << card)
+            assert left >> master(named_suit(flag, card), out) & 1  # true when made
+        state = state.step(action)
+    assert signals > 0 and checked > 0
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: f"{r.preset}-{r.changed_options()}")
+def test_silences_never_count_against_the_true_deal_of_players_who_say_everything(rules):
+    """``greedy`` melds, announces and asks for every redeal it may: the true deal is never
+    down-weighted by the silence evidence, while deals it contradicts are."""
+    rng = random.Random(3)
+    bots = [make_bot("greedy") for _ in range(4)]
+    evidence = Evidence(quiet=0.1)
+    seen = penalised = 0
+    for seed in range(4):
+        for seat, bot in enumerate(bots):
+            bot.hello({"type": "hello", "seat": seat, "rules": rules.to_dict(), "match": "q"})
+        state = new_match(rules, seed)
+        while not state.is_over and state.deal < 3:
+            seat = state.to_move
+            message = {
+                "type": "turn", "id": 1, "decision": state.decision,
+                "state": observe(state, seat), "legal": state.legal_strings(),
+            }  # fmt: skip
+            if state.decision == "play" and rng.random() < 0.2:
+                view = read_view(message["state"], rules.low_lead)
+                _, weight = replay_world(rules, view, state.hands, "play", evidence=evidence)
+                assert weight == 1.0
+                seen += 1
+                sampler = Sampler(view, rules, rng)
+                for _ in range(5):
+                    try:
+                        _, w = replay_world(rules, view, sampler.draw(), "play", evidence=evidence)
+                    except ReplayError:
+                        continue
+                    penalised += w < 1.0
+            state = state.step(bots[seat].act(message))
+    assert seen > 0
+    if rules.melds or rules.politaine != "off" or rules.redeal:
+        assert penalised > 0

@@ -1,13 +1,16 @@
-"""Low lead (la poule): after a trick worth less than 1 point its winner leads his lowest rank."""
+"""Low lead (``engine/optional/low_lead.py``, la poule): after a trick worth less than 1 point
+its winner leads his lowest rank."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.rules import rules_for
+from engine.cards import mask_from_codes
+from engine.optional.low_lead import binds, lowest_rank
+from engine.rules import LowLead, rules_for
 from tests.engine.helpers import cards_in, deal, finish_deal, run
 
-# RULES.md's example: Anne (seat 0) holds T, 9 and A of hearts and leads.
+# The rules' example: Anne (seat 0) holds T, 9 and A of hearts and leads.
 ANNE = [
     "TH 9H AH KH QH 7C 7D 7S",
     "JH TC 9C AC KC QC JC 8C",
@@ -119,3 +122,24 @@ def test_low_lead_overrides_a_first_card_politaine():
     state = run(deal(rules, ANNE), "TH/politaine JH 8H 7H")
     assert cards_in(state.legal_strings()) == {"7C", "7D", "7S"}
     assert finish_deal(state).history[0].bonus == (0, 0)
+
+
+@pytest.mark.parametrize(
+    "rule, thirds, finished, expected",
+    [
+        (LowLead.EVERY_TRICK, 2, 5, True),
+        (LowLead.EVERY_TRICK, 3, 5, False),
+        (LowLead.FIRST_TRICK, 2, 1, True),
+        (LowLead.FIRST_TRICK, 2, 2, False),
+        (LowLead.OFF, 0, 1, False),
+    ],
+)
+def test_binds(rule, thirds, finished, expected):
+    assert binds(rule, thirds, finished) is expected
+
+
+def test_lowest_rank_is_every_card_of_that_rank():
+    hand = mask_from_codes(["TH", "JH", "JS", "8C"])
+    assert lowest_rank(hand) == mask_from_codes(["8C"])
+    assert lowest_rank(hand & ~mask_from_codes(["8C"])) == mask_from_codes(["JH", "JS"])
+    assert lowest_rank(0) == 0

@@ -11,11 +11,15 @@ from engine.observe import observe
 from engine.rules import rules_for
 from engine.state import new_match
 from tests.engine.helpers import deal, run
-from tests.engine.test_politaine import HANDS
+from tests.engine.test_low_lead import ANNE
+from tests.engine.test_melds import HANDS_M
+from tests.engine.test_politaine import HANDS, RUN_HEARTS
 
 PROTOCOL_KEYS = {"deal", "dealer", "seat", "score", "hand", "tricks", "trick", "taken", "said"}
-# Additions to the protocol's state (allowed: "Fields may be added"), pinned here.
-ADDED_KEYS = {"redeals"}
+# Additions to the protocol's first state (allowed: "Fields may be added"), pinned here.
+ADDED_KEYS = {
+    "redeals", "bonus", "melds", "low_lead", "poules", "poule_suits", "claim_count",
+}  # fmt: skip
 CODE_SET = set(CODES)
 
 
@@ -108,3 +112,73 @@ def test_tricks_cards_are_played_by_leader_onwards():
     assert second["cards"] == ["AH", "7D", "8S", "QH"]  # seats 1, 2, 3, 0
     assert second["winner"] == 1 and second["thirds"] == 4
     assert seen["taken"] == [0, 6]
+
+
+# -- fields a bot would otherwise rebuild from said and tricks (issue: fields added, none changed)
+
+
+def seen_by_all(state, key):
+    """The field as each seat sees it; the public ones must agree."""
+    return [observe(state, seat)[key] for seat in range(4)]
+
+
+def test_bonus_shows_a_politaine_once_its_run_is_complete():
+    state = deal("quatre-sept", HANDS)
+    assert seen_by_all(state, "bonus") == [[0, 0]] * 4
+    tokens = RUN_HEARTS.split()
+    state = run(state, " ".join(tokens[:8]))  # two of the three tricks
+    assert seen_by_all(state, "bonus") == [[0, 0]] * 4
+    state = run(state, " ".join(tokens[8:]))
+    assert seen_by_all(state, "bonus") == [[0, 11]] * 4
+    zero, one = (t // 3 for t in state.taken)
+    assert seen_by_all(state, "claim_count") == [zero, one, zero, one], "a claim counts no bonus"
+
+
+def test_melds_and_the_claim_count_follow_the_melds_said():
+    state = deal("pollack", HANDS_M, score=(5, 2))
+    assert seen_by_all(state, "melds") == [[0, 0]] * 4
+    state = run(state, "meld_pollack_H meld_three_T_S")
+    assert seen_by_all(state, "melds") == [[6, 0]] * 4
+    # A claim counts the total before the deal, thirds taken // 3 and the melds: team's own.
+    assert seen_by_all(state, "claim_count") == [11, 2, 11, 2]
+    state = run(state, "KH 8C 7H 7D")  # seat 0 takes KH's trick: 1 third
+    assert seen_by_all(state, "claim_count") == [11, 2, 11, 2]
+    state = run(state, "QC AC KC 8D")  # seat 1 takes 5 thirds: one point
+    assert seen_by_all(state, "taken") == [[1, 5]] * 4
+    assert seen_by_all(state, "claim_count") == [11, 3, 11, 3]
+
+
+def test_low_lead_says_when_the_lead_is_bound():
+    state = run(deal("la-poule", ANNE), "poules_1 poules_0 poules_0 poules_0")
+    assert seen_by_all(state, "low_lead") == [False] * 4
+    state = run(state, "TH JH 8H 7H")  # worth 2 thirds: Anne must lead a 7
+    assert seen_by_all(state, "low_lead") == [True] * 4
+    assert state.legal_strings() == ["play 7C", "play 7D", "play 7S"]
+    state = run(state, "7C")
+    assert seen_by_all(state, "low_lead") == [True] * 4, "the trick's lead was bound"
+    rules = rules_for("quatre-sept")
+    state = run(deal(rules, ANNE), "TH JH 8H 7H")
+    assert seen_by_all(state, "low_lead") == [False] * 4, "the rule off never binds"
+
+
+def test_poules_left_and_the_seats_own_poule_suits():
+    rules = rules_for("quatre-sept", politaine="before-play")
+    state = deal(rules, HANDS)
+    # HANDS: seat 0 holds T-9-A of clubs, seat 1 of hearts and diamonds, seat 3 of spades.
+    assert seen_by_all(state, "poule_suits") == [["C"], ["D", "H"], [], ["S"]]
+    state = run(state, "poules_0 poules_2 poules_0 poules_1")
+    assert seen_by_all(state, "poules") == [[0, 2, 0, 1]] * 4
+    state = run(state, RUN_HEARTS.replace("/politaine", ""))
+    assert seen_by_all(state, "bonus") == [[0, 11]] * 4
+    assert seen_by_all(state, "poules") == [[0, 1, 0, 1]] * 4
+    assert seen_by_all(state, "poule_suits") == [["C"], ["D", "H"], [], ["S"]], "as dealt"
+    assert seen_by_all(deal("quatre-sept", HANDS), "poule_suits") == [[]] * 4
+
+
+def test_a_run_under_way_is_not_shown():
+    """In before-play a run starts on a trick won with T, 9 or A only if its player holds the
+    rest of the suit: showing it would show hidden cards."""
+    rules = rules_for("quatre-sept", politaine="before-play")
+    state = run(deal(rules, HANDS), "poules_0 poules_2 poules_0 poules_0 KH TH 7H 7S")
+    assert state.run is not None
+    assert not any("run" in key for key in observe(state, 0))

@@ -7,7 +7,7 @@ import pytest
 from engine.cards import CODES
 from engine.rules import rules_for
 from engine.state import new_match
-from tests.engine.helpers import cards_in, deal, finish_deal, first_play, run
+from tests.engine.helpers import cards_in, deal, finish_deal, first_play, hands_from, run
 
 # A deal of quatre-sept (dealer 3, seat 0 leads) played out trick by trick below.
 HANDS_P = [
@@ -172,3 +172,29 @@ def test_states_are_immutable_values():
     assert state.trick == () and state.to_move == 0
     assert after.trick != () and after.to_move == 1
     assert state.legal() == deal("quatre-sept", HANDS_P).legal()
+
+
+def test_the_table_built_by_position_reads_right_by_name():
+    """``state.py`` builds ``Table`` by position at a deal start and a trick end (for speed):
+    every field must land under its own name."""
+    rules = rules_for("la-poule")
+    hands = hands_from(HANDS_P)
+    start = deal(rules, HANDS_P, dealer=2, deal=3, score=(5, 7), seed=9)
+    assert start.table._asdict() == {
+        "rules": rules, "seed": 9, "deal": 3, "dealer": 2, "redeal": 0, "score": (5, 7),
+        "dealt": hands, "leader": 3, "tricks": (), "taken": (0, 0), "won": (0, 0), "said": (),
+        "low": False, "run": None, "announced": (), "poules": (0, 0, 0, 0), "bonus": (0, 0),
+        "melds": (0, 0), "melded": 0, "redeals": (), "history": (), "result": None,
+    }  # fmt: skip
+    state = run(start, "poules_0 poules_1 poules_0 poules_0")
+    said = state.said
+    state = run(state, "TS 9H QH 8H")  # seat 3 wins 3 thirds with TS: a run of spades starts
+    after = state.table._asdict()
+    trick = after.pop("tricks")
+    assert [(t.leader, t.winner, t.thirds) for t in trick] == [(3, 3, 3)]
+    assert after == {
+        "rules": rules, "seed": 9, "deal": 3, "dealer": 2, "redeal": 0, "score": (5, 7),
+        "dealt": hands, "leader": 3, "taken": (0, 3), "won": (0, 1), "said": said,
+        "low": False, "run": (3, 3, 1), "announced": (), "poules": (1, 0, 0, 0), "bonus": (0, 0),
+        "melds": (0, 0), "melded": 0, "redeals": (), "history": (), "result": None,
+    }  # fmt: skip

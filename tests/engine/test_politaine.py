@@ -1,12 +1,13 @@
-"""The politaine (poule) bonus: first-card announcements, before-play poules, signals."""
+"""The politaine run and its bonus (``engine/optional/politaine.py``): first-card announcements."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.observe import observe
-from engine.rules import rules_for
-from tests.engine.helpers import cards_in, deal, finish_deal, run
+from engine.cards import mask_from_codes, parse_card
+from engine.optional.politaine import POLITAINE_POINTS, advance, announceable
+from engine.rules import Politaine, rules_for
+from tests.engine.helpers import deal, finish_deal, hands_from, run
 
 # Seat 1 holds T, 9 and A of hearts and of diamonds; seat 0 leads (dealer 3).
 HANDS = [
@@ -123,98 +124,20 @@ def test_politaine_points_count_toward_the_target():
     assert state.is_over and state.result.winner == 1 and state.result.reason == "target"
 
 
-# -- before-play (la poule) ----------------------------------------------------------------------
+def test_announceable_needs_the_whole_suit():
+    hands = hands_from(HANDS)
+    assert announceable(hands[1]) == mask_from_codes(["TH", "9H", "AH", "TD", "9D", "AD"])
+    assert announceable(hands[2]) == 0
 
 
-def before_play(**options):
-    return rules_for("quatre-sept", politaine="before-play", **options)
-
-
-def test_poules_are_asked_of_everyone_in_play_order_from_the_leader():
-    state = deal(before_play(), HANDS, dealer=0)  # seat 1 leads
-    order = []
-    for _ in range(4):
-        assert state.decision == "poules"
-        order.append(state.to_move)
-        legal = state.legal_strings()
-        complete = {0: 1, 1: 2, 2: 0, 3: 1}[state.to_move]  # complete T-9-A suits held
-        assert legal == [f"poules {n}" for n in range(complete + 1)]
-        state = state.step(legal[0])
-    assert order == [1, 2, 3, 0]
-    assert state.decision == "play" and state.to_move == 1
-    assert [(s.seat, s.trick, s.say) for s in state.said] == [
-        (1, 0, "poules 0"), (2, 0, "poules 0"), (3, 0, "poules 0"), (0, 0, "poules 0"),
-    ]
-
-
-def test_before_play_offers_no_announcement_with_a_card():
-    state = run(deal(before_play(), HANDS), "poules_0 poules_2 poules_0 poules_0 KH")
-    assert cards_in(state.legal_strings()) == {"TH", "9H", "AH", "JH", "8H"}
-    assert all("politaine" not in a for a in state.legal_strings())
-
-
-@pytest.mark.parametrize("announced, bonus", [(0, 0), (1, 11), (2, 22)])
-def test_before_play_runs_count_up_to_the_number_announced(announced, bonus):
-    plain = (RUN_HEARTS + " " + RUN_DIAMONDS).replace("/politaine", "")
-    state = deal(before_play(), HANDS)
-    state = run(state, f"poules_0 poules_{announced} poules_0 poules_0 {plain}")
-    assert finish_deal(state).history[0].bonus == (0, bonus)
-
-
-def test_before_play_a_run_broken_in_between_does_not_count():
-    state = deal(before_play(), HANDS)
-    state = run(
-        state,
-        "poules_0 poules_2 poules_0 poules_0 "
-        "KH TH 7H 7S   TD 7D 8S JC   AH 7C JS QH   9H 8C QS TC",
-    )
-    assert finish_deal(state).history[0].bonus == (0, 0)
-
-
-# -- signals --------------------------------------------------------------------------------------
-
-
-def test_signals_tap_and_slide_with_any_card_and_with_a_politaine():
-    state = run(deal(quatre_sept(signals=True), HANDS), "KH/tap")
-    legal = set(state.legal_strings())
-    for card in ("TH", "9H", "AH"):
-        for extra in ("", " tap", " slide", " politaine", " politaine tap", " politaine slide"):
-            assert f"play {card}{extra}" in legal
-    assert {"play JH", "play JH tap", "play JH slide", "play 8H slide"} <= legal
-    assert "play JH politaine" not in legal
-    assert "play KD" not in legal and "play TH tap slide" not in legal
-    state = run(state, "TH/politaine/tap 7H/slide 7S")
-    said = [(s.seat, s.trick, s.say) for s in state.said]
-    assert said == [
-        (0, 1, "tap"), (1, 1, "politaine"), (1, 1, "tap"), (2, 1, "slide"),
-    ]
-    seen = observe(state, 3)["said"]
-    assert [{k: s[k] for k in ("seat", "trick", "say")} for s in seen] == [
-        {"seat": 0, "trick": 1, "say": "tap"},
-        {"seat": 1, "trick": 1, "say": "politaine"},
-        {"seat": 1, "trick": 1, "say": "tap"},
-        {"seat": 2, "trick": 1, "say": "slide"},
-    ]
-    for seat in range(4):
-        assert observe(state, seat)["said"] == seen, "every player sees the signals"
-
-
-def test_signals_change_nothing_in_the_score():
-    plain = finish_deal(run(deal(quatre_sept(signals=True), HANDS), RUN_HEARTS))
-    signalled = RUN_HEARTS.replace("KH", "KH/slide").replace("9H", "9H/tap")
-    signalled = finish_deal(run(deal(quatre_sept(signals=True), HANDS), signalled))
-    assert plain.history[0].score == signalled.history[0].score
-    assert signalled.history[0].bonus == (0, 11)
-
-
-def test_signals_off_offers_no_signal():
-    state = deal(quatre_sept(), HANDS)
-    assert not any(a.endswith((" tap", " slide")) for a in state.legal_strings())
-    with pytest.raises(ValueError):
-        state.step("play KH tap")
-
-
-def test_signals_alone_on_quatre_sept():
-    state = deal(quatre_sept(signals=True), HANDS)
-    assert "play KH tap" in state.legal_strings()
-    assert "play KH slide" in state.legal_strings()
+def test_a_run_advances_pays_and_breaks():
+    th, ah, kh = (parse_card(c) for c in ("TH", "AH", "KH"))
+    first = Politaine.FIRST_CARD
+    run1, bonus, poules = advance(first, None, ((1, th),), 1, th, 0, (0, 0), (0,) * 4)
+    assert run1 == (1, 2, 1) and bonus == (0, 0)
+    run2, bonus, _ = advance(first, run1, (), 1, ah, 0, bonus, poules)
+    assert run2 == (1, 2, 2)
+    done, bonus, _ = advance(first, run2, (), 1, parse_card("9H"), 0, bonus, poules)
+    assert done is None and bonus == (0, POLITAINE_POINTS)
+    broken, bonus, _ = advance(first, run2, (), 1, kh, 0, (0, 0), poules)
+    assert broken is None and bonus == (0, 0)

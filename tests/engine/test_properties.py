@@ -1,9 +1,10 @@
 """Property tests over many seeded random matches, per preset and per option.
 
-Every replay is re-checked against RULES.md by ``reference.check_rules`` (written from the rules,
-not from the engine): cards conserved, follow suit, 35 thirds and 11 card points a deal, scores,
-bonuses, melds, low lead, results. The referee enforces legal play (a random seat never faults),
-and a share of the replays are re-checked by ``check_replay``. The bigger sweep is marked slow.
+Every replay is re-checked against docs/rules.md by ``reference.check_rules`` (written from the
+rules, not from the engine): cards conserved, follow suit, 35 thirds and 11 card points a deal,
+scores, bonuses, melds, low lead, results. The referee enforces legal play (a random seat never
+faults), and a share of the replays are re-checked by ``check_replay``. The bigger sweep is marked
+slow.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from engine.bots import BotSeat, make_bot
 from engine.cards import FULL_DECK
 from engine.check import check_replay
-from engine.referee import play_match
+from engine.referee import referee_match
 from engine.rules import rules_for
 from engine.state import new_match
 from tests.engine.reference import check_rules
@@ -57,7 +58,7 @@ def random_seats():
 def check_matches(rules, seeds, recheck_every=10):
     reasons = set()
     for seed in seeds:
-        outcome = play_match(rules, random_seats(), seed=seed, match_id=f"p{seed}")
+        outcome = referee_match(rules, random_seats(), seed=seed, match_id=f"p{seed}")
         replay = outcome.replay
         assert replay["result"]["fault"] is None, "a random seat only ever plays legal actions"
         assert not outcome.logs
@@ -106,7 +107,7 @@ def rule_sets(draw):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules=rule_sets(), seed=st.integers(0, 2**63 - 1))
 def test_any_rule_set_any_seed(rules, seed):
-    outcome = play_match(rules, random_seats(), seed=seed, match_id="h")
+    outcome = referee_match(rules, random_seats(), seed=seed, match_id="h")
     assert outcome.replay["result"]["fault"] is None
     check_rules(outcome.replay)
     check_replay(outcome.replay)
@@ -154,7 +155,7 @@ def test_many_random_matches_per_option(preset, options):
 
 
 def test_direct_random_play_reaches_every_end():
-    """Across presets and options, random play ends matches in every way RULES.md names."""
+    """Across presets and options, random play ends matches in every way docs/rules.md names."""
     rng = random.Random(0)
     reasons = set()
     variants = [

@@ -10,7 +10,7 @@ import pytest
 from engine.bots import BotSeat, make_bot
 from engine.check import check_replay
 from engine.faults import SeatFault
-from engine.referee import Clock, FunctionSeat, Player, play_match
+from engine.referee import AnnouncedClock, FunctionSeat, Player, referee_match
 from engine.rules import rules_for
 from tests.engine.reference import check_rules
 
@@ -67,7 +67,7 @@ class Recorder:
 
 def play(preset="quatre-sept", seed=1, seats=None, **options):
     seats = seats or [Recorder() for _ in range(4)]
-    outcome = play_match(
+    outcome = referee_match(
         rules_for(preset, **options),
         seats,
         seed=seed,
@@ -96,7 +96,7 @@ def test_hello_reaches_every_seat():
 
 def test_custom_clock_is_announced():
     seats = [Recorder() for _ in range(4)]
-    play_match(rules_for("pollack"), seats, seed=2, clock=Clock(500, 200, 9000))
+    referee_match(rules_for("pollack"), seats, seed=2, clock=AnnouncedClock(500, 200, 9000))
     assert seats[0].messages[0]["clock"] == {"hello_ms": 500, "move_ms": 200, "bank_ms": 9000}
 
 
@@ -211,7 +211,7 @@ def test_an_illegal_reply_forfeits():
 def test_a_reply_that_is_not_a_string_forfeits():
     seats = [FunctionSeat(lambda m: m["legal"][0]) for _ in range(4)]
     seats[3] = FunctionSeat(lambda m: 42)
-    outcome = play_match(rules_for("quatre-sept"), seats, seed=11)
+    outcome = referee_match(rules_for("quatre-sept"), seats, seed=11)
     assert outcome.result["fault"]["kind"] == "illegal" and outcome.result["winner"] == 0
 
 
@@ -261,7 +261,7 @@ def test_every_seat_is_closed_even_when_the_engine_fails():
 
 def test_a_match_needs_four_seats():
     with pytest.raises(ValueError):
-        play_match(rules_for("quatre-sept"), [Recorder() for _ in range(3)], seed=1)
+        referee_match(rules_for("quatre-sept"), [Recorder() for _ in range(3)], seed=1)
 
 
 def test_seat_fault_kinds_are_checked():
@@ -270,13 +270,22 @@ def test_seat_fault_kinds_are_checked():
 
 
 def test_same_seed_same_match():
-    a = play_match(
+    a = referee_match(
         rules_for("politaine"), [BotSeat(make_bot("random")) for _ in range(4)], seed=21,
         match_id="same",
     )
-    b = play_match(
+    b = referee_match(
         rules_for("politaine"), [BotSeat(make_bot("random")) for _ in range(4)], seed=21,
         match_id="same",
     )
     a.replay.pop("moves_ms"), b.replay.pop("moves_ms")
     assert a.replay == b.replay
+
+
+def test_the_engines_fault_kinds_are_the_sandboxs():
+    """engine and sandbox may not import each other; the platform maps ``BotFault`` to
+    ``SeatFault`` kind for kind, so the two lists must stay one."""
+    from engine.faults import FAULT_KINDS as ENGINE_KINDS
+    from sandbox.faults import FAULT_KINDS as SANDBOX_KINDS
+
+    assert ENGINE_KINDS == SANDBOX_KINDS == ("timeout", "crash", "illegal", "protocol")

@@ -9,7 +9,7 @@ import pytest
 from engine.bots import BotSeat, make_bot
 from engine.check import ReplayMismatch, check_replay
 from engine.faults import SeatFault
-from engine.referee import play_match
+from engine.referee import referee_match
 from engine.rules import rules_for
 from tests.engine.reference import check_rules
 
@@ -18,7 +18,7 @@ PRESETS = ["quatre-sept", "politaine", "la-poule", "pollack"]
 
 def match(preset="politaine", seed=1, bot="random", **options):
     seats = [BotSeat(make_bot(bot)) for _ in range(4)]
-    return play_match(rules_for(preset, **options), seats, seed=seed, match_id=f"r{seed}").replay
+    return referee_match(rules_for(preset, **options), seats, seed=seed, match_id=f"r{seed}").replay
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -195,7 +195,7 @@ class _FailingSeat(BotSeat):
 def test_forfeited_matches_recheck(preset, at):
     seats = [BotSeat(make_bot("random")) for _ in range(4)]
     seats[at % 4] = _FailingSeat("turn", at)
-    replay = play_match(rules_for(preset), seats, seed=at, match_id="f").replay
+    replay = referee_match(rules_for(preset), seats, seed=at, match_id="f").replay
     if replay["result"]["reason"] == "forfeit":
         assert replay["result"]["fault"]["seat"] == at % 4
     check_replay(replay)
@@ -204,11 +204,11 @@ def test_forfeited_matches_recheck(preset, at):
 
 @pytest.mark.parametrize("seat", range(4))
 def test_a_match_forfeited_at_hello_rechecks(seat):
-    """PROTOCOL.md: a replay holds "everything needed to replay it ... and re-check every rule";
-    RULES.md: a seat whose bot fails forfeits and "the record keeps the seat, the fault"."""
+    """docs/protocol.md: a replay holds "everything needed to replay it card by card and re-check
+    every rule"; docs/rules.md: a bot's fault forfeits, and "the record names the seat"."""
     seats = [BotSeat(make_bot("random")) for _ in range(4)]
     seats[seat] = _FailingSeat("hello")
-    replay = play_match(rules_for("quatre-sept", four_sevens=False), seats, seed=3).replay
+    replay = referee_match(rules_for("quatre-sept", four_sevens=False), seats, seed=3).replay
     assert replay["result"]["fault"]["seat"] == seat
     check_replay(replay)
 
@@ -218,6 +218,6 @@ def test_a_match_forfeited_at_deal_end_rechecks(seat):
     """As above, for a fault while the referee tells a seat the deal's end."""
     seats = [BotSeat(make_bot("random")) for _ in range(4)]
     seats[seat] = _FailingSeat("deal_end")
-    replay = play_match(rules_for("quatre-sept", four_sevens=False), seats, seed=3).replay
+    replay = referee_match(rules_for("quatre-sept", four_sevens=False), seats, seed=3).replay
     assert replay["result"]["fault"]["seat"] == seat
     check_replay(replay)

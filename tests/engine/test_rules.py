@@ -1,12 +1,25 @@
-"""Rule sets: the presets are RULES.md's table; every option settable alone; clear errors."""
+"""Rule sets: the presets are docs/rules.md's table; every option settable alone; clear errors."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from engine.rules import PRESETS, RulesError, RuleSet, parse_option, rules_for, rules_from_dict
+from engine.rules import (
+    OPTION_BY_NAME,
+    OPTION_NAMES,
+    OPTIONS,
+    PRESETS,
+    Politaine,
+    RulesError,
+    RuleSet,
+    parse_option,
+    rules_for,
+    rules_from_dict,
+)
 
-# RULES.md, "Variant presets and options", column by column.
+# docs/rules.md, "Presets and options", column by column.
 TABLE = {
     "quatre-sept": dict(
         target=31, four_sevens=True, four_eights=False, politaine="first-card", redeal=False,
@@ -30,7 +43,7 @@ TABLE = {
     ),
 }
 
-# Every value each option takes (RULES.md's "values" column), one non-default at least.
+# Every value each option takes (docs/rules.md's "values" column), one non-default at least.
 VALUES = {
     "target": [1, 21, 41, 1000],
     "four_sevens": [True, False],
@@ -171,3 +184,27 @@ def test_parse_option(text, expected):
 def test_parse_option_errors(text):
     with pytest.raises(RulesError):
         parse_option(text)
+
+
+@pytest.mark.parametrize("option", ["politaine", "low_lead", "claim_out", "deck"])
+def test_word_options_hold_their_enum_and_serialise_as_plain_strings(option):
+    kind = OPTION_BY_NAME[option].kind
+    for value in VALUES[option]:
+        rules = rules_for("quatre-sept", **{option: value})
+        held = getattr(rules, option)
+        assert type(held) is kind and held is kind(value) and held == value
+        assert type(rules.to_dict()[option]) is str
+        assert json.loads(json.dumps(rules.to_dict()))[option] == value
+
+
+def test_one_description_per_option():
+    assert [o.name for o in OPTIONS] == list(OPTION_NAMES) == list(VALUES)
+    for option in OPTIONS:
+        assert option.meaning and option.describe_values()
+        if option.kind is not int:
+            assert set(option.values) == set(VALUES[option.name]) | (
+                {True, False} if option.kind is bool else set()
+            )
+    assert rules_for("quatre-sept", politaine=Politaine.OFF).politaine is Politaine.OFF
+    with pytest.raises(RulesError, match="target must be an integer of at least 1"):
+        rules_for("quatre-sept", target=0)

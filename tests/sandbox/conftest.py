@@ -1,5 +1,9 @@
 """Fixtures for sandbox tests: a world-reachable folder for installed bots, a bot factory, real
-runners, and a fake referee (the sandbox knows nothing of the game, so neither do these tests)."""
+runners, and a fake referee (the sandbox knows nothing of the game, so neither do these tests).
+
+``boxed`` and ``run_boxed`` run a test once per confined backend: bwrap, and Docker (marked
+``docker``). Without an engine the Docker cases skip, saying why, except under
+``QS_REQUIRE_DOCKER=1`` (``make test-docker``), where a missing engine or image fails them."""
 
 from __future__ import annotations
 
@@ -13,8 +17,10 @@ from typing import Any
 
 import pytest
 
-from sandbox import BotSession, Clock, InstalledBot, install_package, open_session
+from sandbox import BotSession, Clock, InstalledBot, Runner, install_package, open_session
 from sandbox.runners.bwrap import BwrapRunner
+from sandbox.runners.docker import LABEL, DockerRunner
+from sandbox.runners.docker_warm import WarmDockerRunner
 from tests.sandbox.helpers import FAST, assert_left_nothing, play_match, python_bot
 
 
@@ -56,14 +62,53 @@ def bwrap(bots_root: Path) -> BwrapRunner:
     return runner
 
 
-@pytest.fixture
-def run_in_bwrap(bwrap: BwrapRunner, make_bot: Callable[..., InstalledBot]):
-    """Start a bot source in bwrap; every session is closed and checked for leftovers, and a
-    healthy bot must still play afterwards (the machine is fit for the next match)."""
+def _unusable(reason: str) -> None:
+    if os.environ.get("QS_REQUIRE_DOCKER") == "1":
+        pytest.fail(f"make test-docker needs a Docker engine: {reason}")
+    pytest.skip(f"no usable Docker engine ({reason}): make test-docker runs these")
+
+
+@pytest.fixture(scope="session")
+def docker(bots_root: Path) -> Iterator[DockerRunner]:
+    """A real Docker runner (engine and bot-runtime image), or a skip saying why not. At the
+    end no sandbox container is left on the engine."""
+    try:
+        runner = DockerRunner()
+        bot = install_package(b"print('hi')\n", "probe.py", bots_root / "docker-probe")
+        process = runner.start(bot)
+        out, err = process.popen.communicate(timeout=60)
+        process.kill()
+    except Exception as exc:  # no engine, no CLI, no image, ...
+        _unusable(str(exc))
+    if out.strip() != b"hi":
+        _unusable(err.decode(errors="replace")[-500:])
+    yield runner
+    left = runner.client.containers(all=True, filters={"label": LABEL})
+    assert [(c["Id"][:12], c["Status"], c["Command"][-60:]) for c in left] == []
+
+
+@pytest.fixture(scope="session")
+def docker_warm(docker: DockerRunner) -> Iterator[WarmDockerRunner]:
+    """Docker seats from pre-started containers (``WarmDockerRunner``), closed at the end."""
+    runner = WarmDockerRunner(size=2)
+    yield runner
+    runner.close()
+
+
+@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker),
+                        pytest.param("docker_warm", marks=pytest.mark.docker)])
+def boxed(request: pytest.FixtureRequest) -> Runner:
+    """Each confined backend in turn: bwrap, Docker, Docker from pre-started containers."""
+    return request.getfixturevalue(request.param)
+
+
+def _run_in(runner: Runner, make_bot: Callable[..., InstalledBot]):
+    """Start a bot source in ``runner``; every session is closed and checked for leftovers, and
+    a healthy bot must still play afterwards (the machine is fit for the next match)."""
     sessions: list[BotSession] = []
 
     def start(source: str, filename: str = "bot.py", clock: Clock = FAST, **kw: Any) -> BotSession:
-        session = open_session(bwrap, make_bot(source, filename), clock, **kw)
+        session = open_session(runner, make_bot(source, filename), clock, **kw)
         sessions.append(session)
         return session
 
@@ -71,6 +116,18 @@ def run_in_bwrap(bwrap: BwrapRunner, make_bot: Callable[..., InstalledBot]):
     for session in sessions:
         session.close()
         assert_left_nothing(session)
-    with open_session(bwrap, make_bot(python_bot()), FAST) as healthy:
+    with open_session(runner, make_bot(python_bot()), FAST) as healthy:
         assert play_match(healthy) == ["play TH"] * 3
     assert_left_nothing(healthy)
+
+
+@pytest.fixture
+def run_in_bwrap(bwrap: BwrapRunner, make_bot: Callable[..., InstalledBot]):
+    """``run_boxed`` under bwrap alone."""
+    yield from _run_in(bwrap, make_bot)
+
+
+@pytest.fixture
+def run_boxed(boxed: Runner, make_bot: Callable[..., InstalledBot]):
+    """``start(source, filename, clock, **kw)`` under each confined backend in turn."""
+    yield from _run_in(boxed, make_bot)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 import textwrap
+import time
 from typing import Any
+
+import pytest
 
 from sandbox import BotSession, Clock
 from sandbox.procs import pids_of_uid
+from sandbox.runners.docker import ContainerProcess, default_client
 
 #: Short clocks keep the suite fast; the fault timing assertions scale with them.
 FAST = Clock(hello_ms=5000, move_ms=500, bank_ms=5000)
@@ -59,14 +63,43 @@ def play_match(session: BotSession, turns: int = 3) -> list[str]:
     return actions
 
 
+def seat_pids(session: BotSession) -> list[int]:
+    """The host pids of the seat's processes: those of its leased uid (bwrap), or those in its
+    container (Docker; none once the container is gone)."""
+    process = session.process
+    if isinstance(process, ContainerProcess):
+        import docker
+
+        try:
+            top = default_client().top(process.container, ps_args="-eo pid")
+        except docker.errors.NotFound:
+            return []
+        except docker.errors.APIError as exc:
+            if exc.response is not None and exc.response.status_code == 409:
+                return []  # killed, not removed yet: no process runs in it
+            raise
+        return sorted(int(row[0]) for row in top.get("Processes") or [])
+    assert process.host_uid is not None, "bwrap without a leased uid: run the tests as root"
+    return pids_of_uid(process.host_uid)
+
+
 def assert_left_nothing(session: BotSession) -> None:
-    """The session's process is reaped and, under a leased uid, nothing of that uid runs."""
+    """The session's process is reaped and, under a leased uid, nothing of that uid runs; under
+    Docker the container is gone."""
     assert session.process.poll() is not None
     assert not os.path.exists(f"/proc/{session.process.pid}/status") or _zombie_or_other(
         session.process.pid
     )
-    if session.process.host_uid is not None:
-        assert pids_of_uid(session.process.host_uid) == []
+    if session.process.host_uid is not None or isinstance(session.process, ContainerProcess):
+        assert seat_pids(session) == []
+    if isinstance(session.process, ContainerProcess):
+        import docker
+
+        deadline = time.monotonic() + 15  # a pre-started seat's container is removed in the
+        with pytest.raises(docker.errors.NotFound):  # background once killed
+            while time.monotonic() < deadline:
+                default_client().inspect_container(session.process.container)
+                time.sleep(0.05)
 
 
 def _zombie_or_other(pid: int) -> bool:

@@ -57,6 +57,24 @@ def seats(bwrap: BwrapRunner) -> Iterator[Callable[..., BotSession]]:
         assert_left_nothing(session)
 
 
+@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+def seats_any(request: pytest.FixtureRequest, make_bot) -> Iterator[Callable[..., BotSession]]:
+    """``seats`` under each confined backend in turn (the tests whose expectations hold for
+    both; /proc/meminfo showing the seat's cap and the seat cgroup's figures are bwrap's)."""
+    runner = request.getfixturevalue(request.param)
+    opened: list[BotSession] = []
+
+    def open_seat(bot: InstalledBot, **kw: Any) -> BotSession:
+        session = open_session(runner, bot, kw.pop("clock", FAST), **kw)
+        opened.append(session)
+        return session
+
+    yield open_seat
+    for session in opened:
+        session.close()
+        assert_left_nothing(session)
+
+
 def probe_bot(make_bot, code: str) -> InstalledBot:
     return make_bot(python_bot(on_hello=ATTEMPT + code))
 
@@ -86,10 +104,10 @@ send({"type": "ready", "name": "locker", "probe": out})
 
 
 @pytest.mark.parametrize("path", ["/bot/main.py", ""], ids=["own-file", "stdlib-file"])
-def test_partners_cannot_signal_through_file_locks(make_bot, seats, path: str):
+def test_partners_cannot_signal_through_file_locks(make_bot, seats_any, path: str):
     bot = probe_bot(make_bot, LOCKER)
-    writer = seats(bot).hello(hello(role="writer", path=path))["probe"]
-    reader = seats(bot).hello(hello(role="reader", path=path))["probe"]
+    writer = seats_any(bot).hello(hello(role="writer", path=path))["probe"]
+    reader = seats_any(bot).hello(hello(role="reader", path=path))["probe"]
     assert all(value == "failed: PermissionError" for value in writer.values()), writer
     for key in ("posix", "ofd", "flock"):
         assert reader[key] == "failed: PermissionError", (key, reader[key])
@@ -128,12 +146,12 @@ def _syscall_table() -> dict[str, list[int]]:
     return calls
 
 
-def test_every_denied_syscall_fails_with_eperm(make_bot, seats):
+def test_every_denied_syscall_fails_with_eperm(make_bot, seats_any):
     calls = _syscall_table()
     assert {"ptrace", "process_vm_readv", "keyctl", "add_key", "request_key", "bpf",
             "perf_event_open", "userfaultfd", "io_uring_setup", "mount", "umount2", "unshare",
             "setns", "flock", "clone3"} <= set(calls)
-    results = seats(probe_bot(make_bot, CALLER)).hello(hello(calls=calls))["probe"]
+    results = seats_any(probe_bot(make_bot, CALLER)).hello(hello(calls=calls))["probe"]
     assert results.pop("seccomp_mode") == "2"  # a filter is in force
     expected = {name: errno.ENOSYS if name in NOT_IMPLEMENTED else errno.EPERM for name in calls}
     assert results == expected
@@ -167,12 +185,22 @@ send({"type": "ready", "name": "shm", "probe": probe})
 """
 
 
-def test_dev_is_read_only_and_dev_shm_is_capped(make_bot, seats):
-    probe = seats(probe_bot(make_bot, SHM_FILLER)).hello(hello())["probe"]
+#: What a seat's /dev holds: bwrap's minimal set; Docker adds its own defaults (a terminal
+#: multiplexer and POSIX message queues of the container's own namespaces, /dev/full, /dev/tty
+#: without a terminal behind it).
+DEV_ENTRIES = {"null", "zero", "random", "urandom", "shm", "fd", "stdin", "stdout", "stderr"}
+DOCKER_DEV_EXTRA = {"full", "tty", "ptmx", "pts", "mqueue", "core", "console"}
+
+
+def test_dev_is_read_only_and_dev_shm_is_capped(make_bot, seats_any):
+    session = seats_any(probe_bot(make_bot, SHM_FILLER))
+    probe = session.hello(hello())["probe"]
     assert probe["written"] <= Limits().shm_bytes
     assert probe["error"] == "OSError"  # ENOSPC
-    assert set(probe["dev"]) == {"null", "zero", "random", "urandom", "shm", "fd", "stdin",
-                                 "stdout", "stderr"}
+    if session.process.backend == "docker":
+        assert DEV_ENTRIES <= set(probe["dev"]) <= DEV_ENTRIES | DOCKER_DEV_EXTRA
+    else:
+        assert set(probe["dev"]) == DEV_ENTRIES
     assert probe["dev_write"].startswith("failed") and probe["dev_mkdir"].startswith("failed")
 
 
@@ -234,9 +262,9 @@ send({"type": "ready", "name": "paths", "probe": probe})
 """
 
 
-def test_the_sandbox_shows_no_host_path(make_bot, seats, bots_root: Path):
+def test_the_sandbox_shows_no_host_path(make_bot, seats_any, bots_root: Path):
     bot = probe_bot(make_bot, PATHS)
-    text = str(seats(bot).hello(hello())["probe"])
+    text = str(seats_any(bot).hello(hello())["probe"])
     assert "/proc/1/mountinfo" not in text  # (sanity: the probe's text is the file contents)
     for host_path in {str(bot.folder), str(bots_root), str(REPO), sys.prefix,
                       os.path.realpath(sys.prefix), tempfile.gettempdir() + "/qs-"}:
@@ -254,11 +282,11 @@ send({"type": "ready", "name": "proc", "probe": probe})
 """
 
 
-def test_global_proc_files_show_nothing_of_other_seats(make_bot, seats):
+def test_global_proc_files_show_nothing_of_other_seats(make_bot, seats_any):
     paths = [path for path in PROC_MASKS if os.path.exists(path)]
     dirs = [path for path in PROC_MASK_DIRS if os.path.exists(path)]
     assert "/proc/locks" in paths and "/proc/stat" in paths and "/proc/sys/fs" in dirs
-    probe = seats(probe_bot(make_bot, PROC)).hello(hello(paths=paths, dirs=dirs))["probe"]
+    probe = seats_any(probe_bot(make_bot, PROC)).hello(hello(paths=paths, dirs=dirs))["probe"]
     for path in paths:
         assert probe[path] == "ok: ''", (path, probe[path])
     for path in dirs:
@@ -331,10 +359,10 @@ send({"type": "ready", "name": "ipc", "probe": probe})
 """
 
 
-def test_partners_share_no_socket_ipc_key_or_access_time(make_bot, seats):
+def test_partners_share_no_socket_ipc_key_or_access_time(make_bot, seats_any):
     bot = probe_bot(make_bot, IPC)
-    first = seats(bot).hello(hello(role="first"))["probe"]
-    second = seats(bot).hello(hello(role="second"))["probe"]
+    first = seats_any(bot).hello(hello(role="first"))["probe"]
+    second = seats_any(bot).hello(hello(role="second"))["probe"]
     assert first["abstract"] == "bound" and isinstance(first["shm"], int)
     assert second["abstract"] == "failed: ConnectionRefusedError"  # its own network namespace
     assert second["shm"] == f"errno {errno.ENOENT}"  # its own IPC namespace
@@ -366,8 +394,8 @@ send({"type": "ready", "name": "stdlib", "probe": {"failed": failed, "squares": 
 """
 
 
-def test_the_standard_library_still_works(make_bot, seats):
-    probe = seats(probe_bot(make_bot, STDLIB),
+def test_the_standard_library_still_works(make_bot, seats_any):
+    probe = seats_any(probe_bot(make_bot, STDLIB),
                   clock=Clock(hello_ms=20_000, move_ms=500, bank_ms=5000)).hello(hello())["probe"]
     assert probe["failed"] == {}
     assert probe["squares"] == [1, 2, 3] and probe["rows"] == [[42]] and probe["cpus"] >= 1

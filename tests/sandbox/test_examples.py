@@ -1,5 +1,5 @@
 """The starter kits play a whole fake match through the sandbox: uploaded as a single file and
-as a zip with a manifest, in bwrap, with random legal actions."""
+as a zip with a manifest, under each confined backend, with random legal actions."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def fake_match(session: BotSession, seed: int, deals: int = 3, turns_per_deal: i
 
 @pytest.mark.parametrize(("path", "command"), KITS, ids=["python", "javascript"])
 @pytest.mark.parametrize("as_zip", [False, True], ids=["file", "zip"])
-def test_starter_kit_plays_in_bwrap(bwrap, bots_root, path: str, command: str, as_zip: bool):
+def test_starter_kit_plays_sandboxed(boxed, bots_root, path: str, command: str, as_zip: bool):
     source = (EXAMPLES / path).read_bytes()
     name = Path(path).name
     if as_zip:
@@ -48,8 +48,8 @@ def test_starter_kit_plays_in_bwrap(bwrap, bots_root, path: str, command: str, a
         data, filename = buffer.getvalue(), "kit.zip"
     else:
         data, filename = source, name
-    bot = install_package(data, filename, bots_root / f"kit-{name}-{as_zip}")
-    with open_session(bwrap, bot, FAST) as session:
+    bot = install_package(data, filename, bots_root / f"kit-{type(boxed).__name__}-{name}-{as_zip}")
+    with open_session(boxed, bot, FAST) as session:
         assert fake_match(session, seed=len(name)) == 24
     assert session.process.poll() == 0  # it left on end of input, by itself
     assert "deal over" in session.stderr_tail

@@ -86,7 +86,7 @@ def test_limits_must_be_positive():
 def offline_docker() -> DockerRunner:
     import docker
 
-    client = docker.APIClient(base_url="unix:///nonexistent/docker.sock", version="1.43")
+    client = docker.APIClient(base_url="unix:///nonexistent/docker.sock", version="1.41")
     return DockerRunner(client=client, image="quatresept/bot-runtime:test",
                         limits=Limits(memory_bytes=256 * 2**20, processes=40, tmp_bytes=2**20))
 
@@ -96,9 +96,16 @@ def test_docker_container_spec(make_bot):
     spec = offline_docker().container_spec(bot)
     host = spec["host_config"]
     assert spec["image"] == "quatresept/bot-runtime:test"
-    assert spec["command"] == ["python3", "-u", "-B", "-X", "utf8", "main.py"]
+    assert spec["command"] == [
+        "prlimit", f"--as={256 * 2**20}", "--", "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin",
+        "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8", "python3", "-u", "-B", "-X", "utf8", "main.py",
+    ]
     assert spec["user"] == "1000:1000" and spec["working_dir"] == "/bot"
-    assert spec["stdin_open"] and not spec["tty"] and spec["network_disabled"]
+    assert spec["stdin_open"] and not spec["tty"]
+    config = offline_docker().client.create_container_config(**spec)
+    assert config["StdinOnce"] is True  # the worker's attach ending closes the bot's stdin
+    assert host["AutoRemove"] is True
+    assert spec["network_disabled"]
     assert host["NetworkMode"] == "none"
     assert host["ReadonlyRootfs"] is True
     assert host["CapDrop"] == ["ALL"]
@@ -107,7 +114,12 @@ def test_docker_container_spec(make_bot):
     assert host["Memory"] == host["MemorySwap"] == 256 * 2**20
     assert host["PidsLimit"] == 40
     assert host["NanoCpus"] == 10**9
-    assert host["Binds"] == [f"{bot.folder}:/bot:ro"]
+    assert host["Binds"] == [f"{bot.folder}:/bot:ro",
+                             f"{bot.folder.parent}/.meminfo-{256 * 2**20}:/proc/meminfo:ro"]
+    meminfo = (bot.folder.parent / f".meminfo-{256 * 2**20}").read_text()
+    assert meminfo.split()[:3] == ["MemTotal:", "262144", "kB"]  # the seat's cap
+    assert "/proc/locks" in host["MaskedPaths"] and "/proc/kcore" in host["MaskedPaths"]
+    assert host["ShmSize"] == Limits().shm_bytes
     assert host["Tmpfs"]["/tmp"].startswith("rw,nosuid,nodev,size=1048576")
     assert host["LogConfig"]["Type"] == "none"
     assert host["Init"] is True
@@ -117,3 +129,25 @@ def test_docker_container_spec(make_bot):
 def test_docker_without_an_engine_says_so(make_bot):
     with pytest.raises(DockerUnavailable, match="cannot create the bot container"):
         offline_docker().start(make_bot(python_bot()))
+
+
+@pytest.mark.docker
+def test_a_dead_workers_containers_are_removed_by_its_successor(docker, make_bot, monkeypatch):
+    """A container created and never started (its worker died in between) is removed by the
+    next worker of the same name, and only its own are."""
+    import docker as sdk
+
+    from sandbox.runners.docker import remove_owned_containers
+
+    monkeypatch.setenv("QUATRESEPT_SANDBOX_OWNER", "host-a/celery@dead")
+    spec = docker.container_spec(make_bot(python_bot()))
+    orphan = docker.client.create_container(**spec)["Id"]
+    monkeypatch.setenv("QUATRESEPT_SANDBOX_OWNER", "host-a/celery@alive")
+    other = docker.client.create_container(**docker.container_spec(make_bot(python_bot())))["Id"]
+    try:
+        assert remove_owned_containers("host-a/celery@dead", docker.client) == 1
+        with pytest.raises(sdk.errors.NotFound):
+            docker.client.inspect_container(orphan)
+        assert docker.client.inspect_container(other)["State"]["Status"] == "created"
+    finally:
+        docker.client.remove_container(other, force=True)

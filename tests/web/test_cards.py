@@ -1,5 +1,5 @@
 """The card faces the project draws: 32 faces and a back per deck, well-formed SVG, the French
-and German names and indices of RULES.md."""
+and German names and indices of docs/rules.md."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from arena.web.cards import CODES, card_index, card_name, card_sprite, card_svg
+from arena.web.cards import CODES, card_name, card_sprite, card_svg, index_label
 from arena.web.charts import Point, Series, rating_chart
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -24,12 +24,12 @@ def test_a_sprite_holds_every_card_and_the_back(deck, prefix):
 
 def test_french_and_german_names_and_indices():
     assert card_name("TH", "french") == "ten of hearts"
-    assert [card_index(c, "french") for c in ("AS", "KS", "QS", "JS")] == ["1", "R", "D", "V"]
+    assert [index_label(c, "french") for c in ("AS", "KS", "QS", "JS")] == ["1", "R", "D", "V"]
     assert card_name("AC", "german") == "Eichel Daus"
     assert card_name("QS", "german") == "Grün Ober"
     assert card_name("JD", "german") == "Schellen Unter"
     assert card_name("KH", "german") == "Rot König"
-    assert [card_index(c, "german") for c in ("AC", "QC", "JC")] == ["D", "O", "U"]
+    assert [index_label(c, "german") for c in ("AC", "QC", "JC")] == ["D", "O", "U"]
 
 
 def test_a_standalone_card_is_well_formed():

@@ -23,7 +23,7 @@ from django.utils import timezone
 from arena.models import Match, Replay
 from arena.services.bots import builtin_bots_ensure
 from arena.services.tournaments import tournament_create
-from engine import FunctionSeat, Player, play_match, rules_from_dict
+from engine import FunctionSeat, Player, referee_match, rules_from_dict
 from tests.web.test_browser import READ_VIEWER, shot
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -81,7 +81,7 @@ def seeking(seed: int, seat: int, target: int) -> Callable[[dict[str, Any]], str
 def play(rules: dict, seed: int, match_id: str, players: list[Player] | None = None) -> dict:
     ruleset = rules_from_dict(rules)
     seats = [FunctionSeat(seeking(seed, seat, ruleset.target)) for seat in range(4)]
-    return play_match(ruleset, seats, seed=seed, match_id=match_id, players=players).replay
+    return referee_match(ruleset, seats, seed=seed, match_id=match_id, players=players).replay
 
 
 def recorded(user, preset: str, wanted: Callable[[dict], bool]) -> tuple[Match, dict]:

@@ -1,8 +1,9 @@
 """``python manage.py seed_demo``: demo users (alice, bob), the built-in bots, one uploaded bot
 each (validated here, in this process), a demo round-robin queued for the workers, a nightly
-round-robin schedule (celery beat starts it over the latest ready version of every bot), and the
+round-robin schedule (celery beat starts it over the latest ready version of every bot), the
 continuous ladder of the quatre-sept board (beat tops the queue up with its pairings once the demo
-round-robin has left room).
+round-robin has left room), and one "Yardsticks" round-robin per preset between ``greedy`` and the
+expert levels, so every preset's leaderboard starts with fixed yardsticks.
 
 Idempotent: run it again and it adds nothing that is already there.
 """
@@ -21,6 +22,7 @@ from arena.services.ladder import ladder_create
 from arena.services.play import match_play
 from arena.services.schedules import schedule_create
 from arena.services.tournaments import tournament_create
+from engine.rules import PRESETS
 
 DEMO_PASSWORD = "demo-pass-1234"
 DEMO_TOURNAMENT = "Demo round-robin"
@@ -53,6 +55,8 @@ for line in sys.stdin:
 '''
 
 DEMO_BOTS = {"alice": ("dice", RANDOM_BOT), "bob": ("first", FIRST_BOT)}
+#: Built-in bots every preset's leaderboard starts with (weakest first).
+YARDSTICKS = ("greedy", "expert-1", "expert-2", "expert-3", "expert-4")
 
 
 class Command(BaseCommand):
@@ -62,6 +66,9 @@ class Command(BaseCommand):
         parser.add_argument("--pairs", type=int, default=2, help="duplicate pairs per pairing")
         parser.add_argument("--builtins", default="all",
                             help="built-in bots in the demo round-robin: all, or NAME,NAME")
+        parser.add_argument("--yardstick-pairs", type=int, default=1,
+                            help="duplicate pairs per pairing of the yardstick round-robins "
+                                 "(one per preset); 0 for none")
 
     def handle(self, *args, **opts) -> None:
         builtins = builtin_bots_ensure()
@@ -106,4 +113,20 @@ class Command(BaseCommand):
             self.stdout.write(f"{NIGHTLY}: every 24 h from {midnight:%Y-%m-%d %H:%M} UTC")
         ladder = ladder_create(rules={"preset": "quatre-sept"})
         self.stdout.write(f"ladder {ladder.rules_key}: {'paused' if ladder.paused else 'running'}")
+        if opts["yardstick_pairs"] > 0:
+            self._yardsticks(builtins, opts["yardstick_pairs"])
         self.stdout.write(f"demo users: alice, bob (password {DEMO_PASSWORD})")
+
+    def _yardsticks(self, builtins: dict, pairs: int) -> None:
+        """One round-robin per preset between the yardsticks (rated onto its leaderboard)."""
+        system = builtins[YARDSTICKS[0]].bot.owner
+        versions = [builtins[name].pk for name in YARDSTICKS if name in builtins]
+        for preset in sorted(PRESETS):
+            name = f"Yardsticks {preset}"
+            if Tournament.objects.filter(name=name).exists():
+                continue
+            tournament = tournament_create(
+                created_by=system, name=name, rules={"preset": preset},
+                version_ids=versions, pairs=pairs,
+            )  # fmt: skip
+            self.stdout.write(f"{name}: {tournament.matches.count()} matches queued")

@@ -471,7 +471,7 @@
   }
 
   /* Who claimed and what his team counted: the match total before the deal, the card points
-     taken so far and the melds of the deal, which is the deal's score (RULES.md). */
+     taken so far and the melds of the deal, which is the deal's score (docs/rules.md). */
   function describeClaim(deal) {
     var claims = deal.said.filter(function (s) { return s.say === "claim"; });
     if (!claims.length) return "claim.";

@@ -9,7 +9,7 @@ from django.utils.safestring import mark_safe
 
 from arena.ownership import owns, viewer_id
 from arena.selectors.matches import match_list, match_replay
-from arena.web.cards import CODES, card_index, card_name, card_sprite
+from arena.web.cards import CODES, card_name, card_sprite, index_label
 from arena.web.present import REASONS
 
 
@@ -31,7 +31,7 @@ def match_page(request: HttpRequest, pk: int) -> HttpResponse:
         }
         for s in match.seats.all()
     ]
-    cards = {code: {"name": card_name(code, deck), "index": card_index(code, deck)}
+    cards = {code: {"name": card_name(code, deck), "index": index_label(code, deck)}
              for code in CODES}
     viewer = {
         "deck": deck,

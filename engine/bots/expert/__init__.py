@@ -20,8 +20,9 @@ import sys
 import time
 from typing import Any
 
-from engine.actions import CLAIM, PLAY_LIMIT, parse_action
+from engine.actions import CLAIM, PLAY_LIMIT, SLIDE, TAP, action_to_str, parse_action
 from engine.cards import mask_from_codes as _mask
+from engine.cards import parse_card
 from engine.rules import rules_from_dict
 from engine.state import State
 
@@ -30,13 +31,20 @@ from .policy import claim_is_sure, policy_action, with_flags
 from .prune import distinct_cards
 from .sampler import Sampler
 from .search import EXACT_CARDS, Evaluator, pimc
+from .signals import choose_signal, named_suit
 from .view import read_view
-from .world import ReplayError, Worlds
+from .world import Evidence, ReplayError, Worlds
 
 DEFAULT_WORLDS = 64
 DEFAULT_MS = 150.0
 #: Likelihood factor of a play the rollout policy would not have made (soft inference).
 DEFAULT_MISS = 0.3
+#: The same for a card the partner played (it searches, so the policy explains it less well).
+DEFAULT_PARTNER_MISS = 0.6
+#: Likelihood factor of a silence a player who says everything would not have kept.
+DEFAULT_QUIET = 0.1
+#: Chance that a rollout move is a random legal card rather than the policy's.
+DEFAULT_EPS = 0.0
 #: Bonus (in win chance, times 1/sqrt(worlds)) of the rollout policy's own choice.
 DEFAULT_PRIOR = 0.057
 
@@ -52,12 +60,32 @@ class ExpertBot:
         *,
         worlds: int | None = None,
         move_ms: float | None = None,
+        miss: float | None = None,
+        partner_miss: float | None = None,
+        quiet: float | None = None,
+        signals: bool | None = None,
+        exact: int | None = None,
+        prior: float | None = None,
+        adaptive: bool | None = None,
+        careful: bool | None = None,
+        eps: float | None = None,
     ) -> None:
-        self.max_worlds = worlds or int(os.environ.get("EXPERT_WORLDS", DEFAULT_WORLDS))
-        self.move_ms = move_ms or float(os.environ.get("EXPERT_MS", DEFAULT_MS))
-        self.miss = float(os.environ.get("EXPERT_MISS", DEFAULT_MISS))
-        self.exact_cards = int(os.environ.get("EXPERT_EXACT", EXACT_CARDS))
-        self.prior = float(os.environ.get("EXPERT_PRIOR", DEFAULT_PRIOR))
+        def option(value, name: str, default, kind):
+            return value if value is not None else kind(os.environ.get(name, default))
+
+        self.max_worlds = option(worlds, "EXPERT_WORLDS", DEFAULT_WORLDS, int)
+        self.move_ms = option(move_ms, "EXPERT_MS", DEFAULT_MS, float)
+        self.evidence = Evidence(
+            miss=option(miss, "EXPERT_MISS", DEFAULT_MISS, float),
+            partner_miss=option(partner_miss, "EXPERT_PARTNER_MISS", DEFAULT_PARTNER_MISS, float),
+            quiet=option(quiet, "EXPERT_QUIET", DEFAULT_QUIET, float),
+        )
+        self.signals = option(signals, "EXPERT_SIGNALS", "1", lambda v: str(v) != "0")
+        self.exact_cards = option(exact, "EXPERT_EXACT", EXACT_CARDS, int)
+        self.prior = option(prior, "EXPERT_PRIOR", DEFAULT_PRIOR, float)
+        self.adaptive = option(adaptive, "EXPERT_ADAPTIVE", "1", lambda v: str(v) != "0")
+        self.careful = option(careful, "EXPERT_CAREFUL", "1", lambda v: str(v) != "0")
+        self.eps = option(eps, "EXPERT_EPS", DEFAULT_EPS, float)
         self.rng = random.Random(seed)
         self.seat = 0
         self.rules = None
@@ -102,7 +130,7 @@ class ExpertBot:
         assert rules is not None and self.outlook is not None
         view = read_view(message["state"], rules.low_lead)
         sampler = Sampler(view, rules, self.rng)
-        worlds = Worlds(rules, view, decision, self.miss)
+        worlds = Worlds(rules, view, decision, self.evidence)
         first, first_weight = _build(worlds, sampler)
         codes = [parse_action(a) for a in legal]
         if CLAIM in codes and claim_is_sure(first, self.seat):
@@ -119,20 +147,41 @@ class ExpertBot:
         if fallback < 0:
             fallback, prior = candidates[0], 0.0
         if len(candidates) == 1:
-            return _string(candidates[0], legal)
+            return self._signalled(candidates[0], first, message, legal)
         budget = min(self.move_cap, max(0.0, self.bank_left - 5.0) / 40)
         pending = [(first, first_weight)]
 
         def draw():
             return pending.pop() if pending else _build(worlds, sampler)
 
-        evaluator = Evaluator(self.outlook, self.seat & 1, view.deal, self.exact_cards)
+        evaluator = Evaluator(
+            self.outlook, self.seat & 1, view.deal, self.exact_cards,
+            list(view.voids) if self.careful else None, self.eps, self.rng,
+        )  # fmt: skip
         action, _, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,
-            deadline=started + budget, fallback=fallback, prior=prior,
+            deadline=started + budget, fallback=fallback, prior=prior, adaptive=self.adaptive,
         )  # fmt: skip
         self.last_worlds = used
-        return _string(action, legal)
+        return self._signalled(action, first, message, legal)
+
+    def _signalled(
+        self, action: int, world: State, message: dict[str, Any], legal: list[str]
+    ) -> str:
+        """``action`` with the signal the convention calls for (``signals.py``), if any."""
+        rules = self.rules
+        if not (rules and rules.signals and self.signals) or action >= PLAY_LIMIT:
+            return _string(action, legal)
+        told = 0
+        for said in message["state"]["said"]:
+            if said["seat"] == self.seat and said["say"] in ("tap", "slide") and "card" in said:
+                flag = TAP if said["say"] == "tap" else SLIDE
+                told |= 1 << named_suit(flag, parse_card(said["card"]))
+        hands = world.hands
+        out = hands[0] | hands[1] | hands[2] | hands[3]
+        flag = choose_signal(action & 31, hands[self.seat], out, told)
+        text = action_to_str(action | flag)
+        return text if text in legal else _string(action, legal)
 
 
 def _representative(action: int, candidates: list[int]) -> int:
@@ -157,7 +206,5 @@ def _build(worlds: Worlds, sampler: Sampler, tries: int = 20) -> tuple[State, fl
 
 
 def _string(action: int, legal: list[str]) -> str:
-    from engine.actions import action_to_str
-
     text = action_to_str(action)
     return text if text in legal else legal[0]

@@ -23,8 +23,12 @@ def claim_is_sure(state: State, seat: int) -> bool:
     return table.score[team] + table.taken[team] // 3 + table.melds[team] >= table.rules.target
 
 
-def policy_action(state: State) -> int:
-    """The policy's action in ``state`` (which must not be over)."""
+def policy_action(state: State, voids: list[int] | None = None) -> int:
+    """The policy's action in ``state`` (which must not be over).
+
+    ``voids``: the suits (card masks) each seat is publicly known to lack; with them the policy
+    plays like a careful player (``choose_card``), without them like ``greedy``.
+    """
     legal = state.legal()
     if len(legal) == 1:
         return legal[0]
@@ -35,14 +39,14 @@ def policy_action(state: State) -> int:
         if phase == POULES_PHASE:
             return legal[-1]
         return REDEAL if phase == REDEAL_PHASE else legal[0]
-    rules = state[4][0]
+    rules = state[4].rules
     if rules.plain_play:
-        return choose_card(state, legal)
+        return choose_card(state, legal, voids)
     seat = state[1]
     if legal[-1] == CLAIM and claim_is_sure(state, seat):
         return CLAIM
     cards = tuple(a for a in legal if a < 32)
-    card = choose_card(state, cards)
+    card = choose_card(state, cards, voids)
     return with_flags(state, card, legal)
 
 
@@ -56,14 +60,20 @@ def with_flags(state: State, card: int, legal: tuple[int, ...]) -> int:
     return card
 
 
-def choose_card(state: State, cards: tuple[int, ...]) -> int:
-    """Win cheap, feed a partner's sure trick, lead masters and politaines, else throw cheap."""
+def choose_card(state: State, cards: tuple[int, ...], voids: list[int] | None = None) -> int:
+    """Win cheap, feed a partner's sure trick, lead masters and politaines, else throw cheap.
+
+    With ``voids`` a trick is *sure* when no opponent still to play may hold a stronger card of
+    the suit led (a void opponent cannot); without, when no stronger card is out at all.
+    """
+    if voids is not None:
+        return _careful(state, cards, voids)
     seat = state[1]
     packed = state[2]
     hand = packed >> (seat << 5) & _HAND
     others = (packed | packed >> 32 | packed >> 64 | packed >> 96) & _HAND & ~hand
     trick = state[3]
-    runs = state[4][0].politaine != "off"
+    runs = state[4].rules.politaine != "off"
     if not trick:
         if runs:
             run = _politaine_card(hand, cards)
@@ -101,6 +111,64 @@ def choose_card(state: State, cards: tuple[int, ...]) -> int:
         masters = [c for c in beating if not _STRONGER[c] & others]
         if masters:
             return min(masters, key=_THIRDS.__getitem__)
+    return _cheapest(cards)
+
+
+def _careful(state: State, cards: tuple[int, ...], voids: list[int]) -> int:
+    """``choose_card`` with the public voids (see there)."""
+    seat = state[1]
+    packed = state[2]
+    hand = packed >> (seat << 5) & _HAND
+    others = (packed | packed >> 32 | packed >> 64 | packed >> 96) & _HAND & ~hand
+    trick = state[3]
+    runs = state[4].rules.politaine != "off"
+    left, right = (seat + 1) & 3, (seat + 3) & 3
+    if not trick:
+        if runs:
+            run = _politaine_card(hand, cards)
+            if run >= 0:
+                return run
+        best = -1
+        best_key = (-1, 0)
+        for c in cards:
+            if not _STRONGER[c] & others:
+                key = (_THIRDS[c], -c)
+                if key > best_key:
+                    best, best_key = c, key
+        if best >= 0:
+            return best
+        # A suit both opponents lack and the partner may hold: our cheapest card there wins.
+        both = voids[left] & voids[right] & ~voids[(seat + 2) & 3]
+        free = [c for c in cards if both >> c & 1]
+        return _cheapest(free) if free else _cheapest(cards)
+    led = trick[0] >> 3
+    low = led << 3
+    best = trick[0]
+    pos = 0
+    n = len(trick)
+    for i in range(1, n):
+        c = trick[i]
+        if low <= c < best:
+            best, pos = c, i
+    partner_wins = (n - pos) & 1 == 0
+    last = n == 3
+    # Following, the one opponent still to play (if any) is the left one: what may it hold?
+    threat = 0 if last else others & ~voids[left]
+    if partner_wins and (last or not _STRONGER[best] & threat):
+        return max(cards, key=_feed_key)
+    beating = [c for c in cards if low <= c < best]
+    if beating:
+        if runs:
+            run = _politaine_card(hand, beating)
+            if run >= 0:
+                return run
+        if last:
+            return max(beating)
+        sure = [c for c in beating if not _STRONGER[c] & threat]
+        if sure:
+            return max(sure)  # the weakest card that surely wins
+        if sum(_THIRDS[c] for c in trick) >= 3:
+            return max(beating)
     return _cheapest(cards)
 
 

@@ -11,10 +11,12 @@ action with the best mean wins; ties go to the policy's choice.
 from __future__ import annotations
 
 import math
+import random
 import time
 from collections.abc import Callable
 
-from engine.actions import PLAY_LIMIT
+from engine.actions import CLAIM, PLAY_LIMIT
+from engine.cards import SUIT_MASKS
 from engine.state import OVER, PLAY_PHASE, State
 
 from .outlook import Outlook
@@ -25,15 +27,38 @@ EXACT_CARDS = 12
 
 
 class Evaluator:
-    """Values of finished deals and of actions in one world, for one team."""
+    """Values of finished deals and of actions in one world, for one team.
+
+    ``voids``: the public voids at the decision (``View.voids``); with them the rollout policy
+    plays carefully and keeps the voids up to date as the rollout goes; ``None`` rolls out with
+    the ``greedy`` policy (the first expert's). ``eps``: the chance that a careful rollout
+    plays a uniformly random legal card instead (from ``rng``), against the policy's bias.
+    """
 
     def __init__(
-        self, outlook: Outlook, team: int, deal: int, exact_cards: int = EXACT_CARDS
+        self,
+        outlook: Outlook,
+        team: int,
+        deal: int,
+        exact_cards: int = EXACT_CARDS,
+        voids: list[int] | None = None,
+        eps: float = 0.0,
+        rng: random.Random | None = None,
     ) -> None:
+        self.eps = eps
+        self.rng = rng or random.Random(0)
         self.outlook = outlook
         self.team = team
         self.deal = deal
         self.exact_cards = exact_cards
+        self.voids = voids
+
+    def value(self, world: State, action: int) -> float:
+        """Worth of taking ``action`` in ``world``: the rest of the deal rolled out or solved."""
+        voids = self.voids
+        if voids is not None:
+            voids = _with_void(list(voids), world, action)
+        return self.rollout(world.apply(action), voids)
 
     def leaf(self, state: State) -> float:
         """Worth of a state after the deal ended (the match over, or the next deal started)."""
@@ -45,19 +70,35 @@ class Evaluator:
         score = table.score
         return self.outlook.win_chance(score[team], score[1 - team])
 
-    def rollout(self, state: State) -> float:
+    def rollout(self, state: State, voids: list[int] | None = None) -> float:
         """Finish the deal: exactly if it is small enough already, else with the policy."""
         if state[2].bit_count() <= self.exact_cards:
             return self.solve(state, -1.0, 2.0)
         deal = self.deal
         apply = State.apply
-        while state[0] != OVER and state[4][2] == deal:
-            state = apply(state, policy_action(state))
+        if voids is None:
+            while state[0] != OVER and state[4].deal == deal:
+                state = apply(state, policy_action(state))
+            return self.leaf(state)
+        rng = self.rng
+        eps = self.eps
+        while state[0] != OVER and state[4].deal == deal:
+            if eps and state[0] == PLAY_PHASE and rng.random() < eps:
+                legal = state.legal()
+                action = legal[rng.randrange(len(legal))]
+                if action == CLAIM:
+                    action = legal[0]
+            else:
+                action = policy_action(state, voids)
+            trick = state[3]
+            if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
+                voids[state[1]] |= SUIT_MASKS[trick[0] >> 3]
+            state = apply(state, action)
         return self.leaf(state)
 
     def solve(self, state: State, alpha: float, beta: float) -> float:
         """Alpha-beta value of the deal's end: ``team``'s side maximises, the other minimises."""
-        if state[0] == OVER or state[4][2] != self.deal:
+        if state[0] == OVER or state[4].deal != self.deal:
             return self.leaf(state)
         legal = state.legal()
         first = policy_action(state)
@@ -95,20 +136,34 @@ def pimc(
     deadline: float,
     fallback: int,
     prior: float = 0.0,
+    adaptive: bool = True,
 ) -> tuple[int, dict[int, float], int]:
-    """The best candidate by weighted mean over up to ``max_worlds`` worlds drawn by ``deadline``.
+    """The best candidate by weighted mean over the worlds drawn by ``deadline``.
 
     ``prior / sqrt(worlds)`` is added to the mean of ``fallback`` (the policy's choice): sampling
     noise, which shrinks at that rate, alone does not move the search off it.
+
+    Effort (``adaptive``): after half of ``max_worlds`` the search stops if the leader's margin
+    over the runner-up exceeds twice its standard error (paired over the shared worlds, in win
+    chance: so a decision that moves the match little is settled quickly); otherwise it goes on
+    up to 1.5 × ``max_worlds``, the extra going to close decisions with much at stake. Without
+    ``adaptive``, exactly ``max_worlds`` (the first expert's rule).
     Returns (action, mean value per action, worlds used); at least one world is always used.
     """
     totals = dict.fromkeys(candidates, 0.0)
+    rows: list[tuple[float, list[float]]] = []
     used = 0
     weights = 0.0
-    while used < max_worlds and (used == 0 or time.perf_counter() < deadline):
+    check = max(2, max_worlds // 2) if adaptive else max_worlds
+    limit = max_worlds + max_worlds // 2 if adaptive else max_worlds
+    while used < limit and (used == 0 or time.perf_counter() < deadline):
+        if used == check and used >= 4 and _settled(candidates, rows, totals, weights):
+            break
         world, weight = worlds()
-        for a in candidates:
-            totals[a] += weight * evaluator.rollout(world.apply(a))
+        values = [evaluator.value(world, a) for a in candidates]
+        for a, v in zip(candidates, values, strict=True):
+            totals[a] += weight * v
+        rows.append((weight, values))
         weights += weight
         used += 1
     means = {a: v / weights for a, v in totals.items()}
@@ -117,3 +172,28 @@ def pimc(
     best = max(means.values())
     top = [a for a in candidates if means[a] >= best - 1e-9]
     return (fallback if fallback in top else top[0]), means, used
+
+
+def _settled(
+    candidates: list[int], rows: list[tuple[float, list[float]]], totals: dict, weights: float
+) -> bool:
+    """The leader beats the runner-up by more than twice the (weighted, paired) standard error."""
+    if weights <= 0:
+        return True
+    order = sorted(range(len(candidates)), key=lambda i: -totals[candidates[i]])
+    i, j = order[0], order[1]
+    diffs = [(w, v[i] - v[j]) for w, v in rows]
+    mean = sum(w * d for w, d in diffs) / weights
+    var = sum(w * (d - mean) ** 2 for w, d in diffs) / weights
+    n_eff = weights**2 / sum(w * w for w, _ in diffs)
+    if var <= 0:  # the same margin in every world so far (often none: the choice is moot)
+        return True
+    return mean > 2 * math.sqrt(var / max(1.0, n_eff - 1))
+
+
+def _with_void(voids: list[int], state: State, action: int) -> list[int]:
+    """``voids`` updated for ``action`` in ``state``: not following suit shows a void."""
+    trick = state[3]
+    if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
+        voids[state[1]] |= SUIT_MASKS[trick[0] >> 3]
+    return voids

@@ -7,7 +7,7 @@ them; melds and poules said) and the hard facts it proves about hidden hands:
 - ``forbidden[s]``: cards ``s`` cannot hold: suits it failed to follow, ranks below a card it led
   under the low-lead rule, the missing card of a ``three`` meld;
 - ``required[s]``: cards ``s`` must hold: the unplayed rest of an announced politaine (T, 9, A)
-  or of a meld;
+  or of a meld, the master the partner's signal named (``signals.py``);
 - ``poules[s]``: complete T-9-A suits ``s`` was dealt at least (from ``poules n``).
 
 Invariant: the seat's own hand, the played cards and the unknown cards partition the deck.
@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.actions import MELD, POLITAINE, SLIDE, TAP, parse_action
-from engine.cards import CARD_THIRDS, FULL_DECK, RANK_MASKS, SUIT_MASKS, TNA_MASKS, card_index
+from engine.cards import CARD_THIRDS, FULL_DECK, RANK_MASKS, SUIT_MASKS, TNA_MASKS, parse_card
 from engine.cards import mask_from_codes as hand_mask
+
+from .signals import signalled_card
 
 _FLAGS = {"politaine": POLITAINE, "tap": TAP, "slide": SLIDE}
 
@@ -47,6 +49,8 @@ class View:
     forbidden: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     required: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     poules: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    #: Suits (card masks) each seat failed to follow: public, every player knows them.
+    voids: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
 
     @property
     def unknown(self) -> int:
@@ -70,7 +74,7 @@ def read_view(state: dict[str, Any], low_lead: str) -> View:
         say: str = said["say"]
         who = said["seat"]
         if say in _FLAGS and "card" in said:
-            card = card_index(said["card"])
+            card = parse_card(said["card"])
             flags[(said["trick"], card)] = flags.get((said["trick"], card), 0) | _FLAGS[say]
             if say == "politaine":
                 view.required[who] |= TNA_MASKS[card >> 3]
@@ -86,7 +90,7 @@ def read_view(state: dict[str, Any], low_lead: str) -> View:
     tricks.append((state["trick"]["leader"], state["trick"]["cards"]))
     low = False
     for number, (leader, card_codes) in enumerate(tricks, start=1):
-        cards = [card_index(c) for c in card_codes]
+        cards = [parse_card(c) for c in card_codes]
         if not cards:
             break
         led = cards[0] >> 3
@@ -101,11 +105,46 @@ def read_view(state: dict[str, Any], low_lead: str) -> View:
             view.size[who] -= 1
             if card >> 3 != led:
                 view.forbidden[who] |= SUIT_MASKS[led]
+                view.voids[who] |= SUIT_MASKS[led]
         low = len(cards) == 4 and sum(CARD_THIRDS[c] for c in cards) < 3
+    _signal_facts(view, state["said"])
     for s in range(4):
         view.required[s] &= ~view.played
         view.forbidden[s] &= ~view.played & ~view.required[s]
     return view
+
+
+def _signal_facts(view: View, said: list[dict[str, Any]]) -> None:
+    """The partner's signals (``signals.py``): the master each named is in its hand.
+
+    A signal that cannot be true (the card named is ours, or the partner played another card
+    of the suit since, or it failed to follow suit) is ignored rather than believed.
+    """
+    partner = (view.seat + 2) & 3
+    order: dict[tuple[int, int], int] = {}
+    trick, count = 1, 0
+    for i, (_, action) in enumerate(view.plays):
+        order[(trick, action & 31)] = i
+        count += 1
+        if count == 4:
+            trick, count = trick + 1, 0
+    for entry in said:
+        flag = _FLAGS.get(entry["say"], 0)
+        if entry["seat"] != partner or flag not in (TAP, SLIDE) or "card" not in entry:
+            continue
+        card = parse_card(entry["card"])
+        at = order.get((entry["trick"], card))
+        if at is None:
+            continue
+        before = 0
+        for _, action in view.plays[:at]:
+            before |= 1 << (action & 31)
+        named = signalled_card(flag, card, FULL_DECK & ~before)
+        if named < 0 or view.hand >> named & 1 or view.forbidden[partner] >> named & 1:
+            continue
+        if view.played >> named & 1 and not view.by_seat[partner] >> named & 1:
+            continue
+        view.required[partner] |= 1 << named
 
 
 def _ranks_below(rank: int) -> int:

@@ -11,8 +11,10 @@ depend on hidden cards, ``Worlds`` replays once and moves the other samples in w
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from engine.actions import DONE, KEEP
+from engine.actions import DONE, KEEP, POLITAINE
+from engine.cards import TNA_MASKS
 from engine.rules import RuleSet
 from engine.state import MELD_PHASE, POULES_PHASE, REDEAL_PHASE, State, deal_state
 
@@ -24,6 +26,29 @@ class ReplayError(Exception):
     """The public record did not replay on these hands (it should never happen)."""
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """Likelihood factors of soft evidence (1.0 ignores that kind of evidence).
+
+    ``miss``: an opponent's card that the policy would not have played there; ``partner_miss``:
+    the same for the partner; ``quiet``: a seat kept silent where, in this deal, a player who
+    says everything would have spoken (kept a hand it could have had redealt, announced fewer
+    poules than it held, did not meld a meld it held, played T, 9 or A of a complete T-9-A
+    without announcing the politaine). (The partner's signals are hard facts: ``view.py``.)
+    """
+
+    miss: float = 1.0
+    partner_miss: float = 1.0
+    quiet: float = 1.0
+
+    @property
+    def any(self) -> bool:
+        return min(self.miss, self.partner_miss, self.quiet) < 1.0
+
+
+NO_EVIDENCE = Evidence()
+
+
 def replay_world(
     rules: RuleSet,
     view: View,
@@ -31,12 +56,17 @@ def replay_world(
     decision: str,
     judge: Callable[[State], int] | None = None,
     miss: float = 1.0,
+    evidence: Evidence | None = None,
 ) -> tuple[State, float]:
     """The state of the deal in progress, had the hidden hands been ``hands`` (held now).
 
-    With ``judge`` (a policy), also a likelihood weight: each card an opponent played that
-    differs from ``judge``'s choice in its place multiplies the weight by ``miss``.
+    Also a likelihood weight from ``evidence`` (``miss`` alone is ``Evidence(miss=miss)``):
+    with ``judge`` (a policy), each card another seat played that differs from ``judge``'s
+    choice in its place multiplies the weight by ``miss`` (opponent) or ``partner_miss``; each
+    silence (see ``Evidence``) by ``quiet``.
     """
+    ev = evidence or Evidence(miss=miss)
+    me = view.seat
     weight = 1.0
     dealt = tuple(hands[s] | view.by_seat[s] for s in range(4))
     state = deal_state(
@@ -44,61 +74,94 @@ def replay_world(
         redeal=view.redeals,
     )  # fmt: skip
     while state.phase == REDEAL_PHASE:
+        if state.to_move != me:
+            weight *= ev.quiet  # it could have asked for a redeal and did not
         state = state.apply(KEEP)
     calls = iter(view.poule_calls)
     while state.phase == POULES_PHASE:
         _, action = next(calls, (None, None))
         if action is None:
             break
+        if state.to_move != me and action != state.legal()[-1]:
+            weight *= ev.quiet  # it held more complete suits than it announced
         state = state.apply(action)
     melds = list(view.melds)
+    quiet_runs = rules.politaine == "first-card" and ev.quiet < 1.0
     for seat, action in view.plays:
-        state = _melds_before(state, melds, seat)
+        state, silent = _melds_before(state, melds, seat, me=me)
+        weight *= ev.quiet**silent
         if state.to_move != seat:
             raise ReplayError(f"seat {seat} played out of turn in the replay")
-        if judge is not None and (seat ^ view.seat) & 1 and (judge(state) ^ action) & 31:
-            weight *= miss
+        if seat != me:
+            if judge is not None and (judge(state) ^ action) & 31:
+                weight *= ev.miss if (seat ^ me) & 1 else ev.partner_miss
+            if quiet_runs and not action & POLITAINE and _could_announce(state, seat, action):
+                weight *= ev.quiet
         state = state.apply(action)
-    state = _melds_before(state, melds, view.seat, finish=decision == "play")
-    if state.to_move != view.seat:
+    state, silent = _melds_before(state, melds, me, finish=decision == "play", me=me)
+    weight *= ev.quiet**silent
+    if state.to_move != me:
         raise ReplayError("the replay did not reach the viewing seat")
     return state, weight
 
 
-def _melds_before(state: State, melds: list, seat: int, finish: bool = True) -> State:
-    """Apply ``seat``'s melds said at this point, then ``done`` if the play came next."""
+def _could_announce(state: State, seat: int, action: int) -> bool:
+    """``seat`` plays T, 9 or A of a suit whose T-9-A it holds, with no run of its own under
+    way: a player who says everything would have announced the politaine."""
+    card = action & 31
+    if card & 7 > 2:
+        return False
+    suit = TNA_MASKS[card >> 3]
+    if state.hand(seat) & suit != suit:
+        return False
+    run = state.run
+    return run is None or run[0] != seat
+
+
+def _melds_before(
+    state: State, melds: list, seat: int, finish: bool = True, me: int = -1
+) -> tuple[State, int]:
+    """Apply ``seat``'s melds said at this point, then ``done`` if the play came next.
+
+    Also returns how many times a seat other than ``me`` said ``done`` with a meld in hand.
+    """
+    silent = 0
     while state.phase == MELD_PHASE and state.to_move == seat:
         number = len(state.tricks) + 1
         if melds and melds[0][0] == seat and melds[0][1] == number:
             state = state.apply(melds.pop(0)[2])
         elif finish:
+            silent += seat != me
             state = state.apply(DONE)
         else:
             break
-    return state
+    return state, silent
 
 
 class Worlds:
     """Builds the state of each sampled deal for one decision, with its likelihood weight.
 
-    ``miss`` < 1 weighs deals by how well the rollout policy explains the others' plays (soft
-    evidence: a seat that plays like the policy reveals its hand); 1 treats all alike.
+    ``evidence`` weighs deals by how well they explain what the others did and did not say or
+    play (see ``Evidence``); ``NO_EVIDENCE`` treats all alike.
     """
 
-    def __init__(self, rules: RuleSet, view: View, decision: str, miss: float = 1.0) -> None:
+    def __init__(
+        self, rules: RuleSet, view: View, decision: str, evidence: Evidence = NO_EVIDENCE
+    ) -> None:
         self.rules = rules
         self.view = view
         self.decision = decision
-        self.miss = miss
+        self.evidence = evidence
         # Before-play poules start a run on whether the winner holds the rest of T-9-A.
-        self.replay_each = rules.politaine == "before-play" or miss < 1.0
+        self.replay_each = rules.politaine == "before-play" or evidence.any
         self._template: State | None = None
 
     def build(self, hands: tuple[int, int, int, int]) -> tuple[State, float]:
         if self.replay_each or self._template is None:
-            judge = policy_action if self.miss < 1.0 else None
+            ev = self.evidence
+            judge = policy_action if min(ev.miss, ev.partner_miss) < 1.0 else None
             state, weight = replay_world(
-                self.rules, self.view, hands, self.decision, judge, self.miss
+                self.rules, self.view, hands, self.decision, judge, evidence=ev
             )
             self._template = state
             return state, weight

@@ -1,0 +1,156 @@
+"""Duplicate pairs between two built-in bots with options, over several processes.
+
+    python benchmarks/bot_strength.py --rules quatre-sept --pairs 200 --procs 2 \\
+        "expert:worlds=16" "expert-v1:worlds=16"
+
+A bot is ``NAME`` or ``NAME:key=value,...`` (keyword arguments of the bot's class: e.g.
+``expert:worlds=8,signals=0``; values are parsed as int, float or left as text). Seeds
+``seed .. seed+pairs-1`` are split between ``procs`` processes (run it under ``nice``). Each pair
+is printed as it finishes (pair score of the first bot: 0, ½ or 1) and the summary line gives
+the first bot's match score rate with its 95% interval over pairs (the pair is the unit, as in
+``python -m engine``), faults, wall time and the mean decision time of each bot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.bots import LOCAL_BOTS, BotSeat
+from engine.duel import DuelTally, duplicate_pairs
+from engine.referee import Player
+from engine.rules import RuleSet, parse_option, rules_for
+
+
+def parse_bot(text: str) -> tuple[str, dict[str, Any]]:
+    name, _, rest = text.partition(":")
+    if name not in LOCAL_BOTS:
+        raise SystemExit(f"unknown bot {name!r}")
+    options: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        for kind in (int, float):
+            try:
+                options[key] = kind(value)
+                break
+            except ValueError:
+                continue
+        else:
+            options[key] = value
+    return name, options
+
+
+class TimedSeat(BotSeat):
+    """A seat that adds its decision time to a shared list."""
+
+    def __init__(self, bot: Any, times: list[float]) -> None:
+        super().__init__(bot)
+        self.times = times
+
+    def turn(self, message: dict[str, Any]) -> str:
+        started = time.perf_counter()
+        try:
+            return super().turn(message)
+        finally:
+            self.times.append(time.perf_counter() - started)
+
+
+def run_seeds(job: tuple[RuleSet, str, str, int, int, multiprocessing.Queue]) -> None:
+    rules, text_a, text_b, first, count, out = job
+    (name_a, opts_a), (name_b, opts_b) = parse_bot(text_a), parse_bot(text_b)
+    times_a: list[float] = []
+    times_b: list[float] = []
+    pending = {}
+    for seed, team_a, outcome in duplicate_pairs(
+        rules,
+        lambda: TimedSeat(LOCAL_BOTS[name_a](**opts_a), times_a),
+        lambda: TimedSeat(LOCAL_BOTS[name_b](**opts_b), times_b),
+        seed=first,
+        pairs=count,
+        players=(Player(text_a), Player(text_b)),
+    ):
+        pending[team_a] = outcome
+        if team_a == 1:
+            out.put(("pair", seed, pending[0].replay["result"], pending[1].replay["result"]))
+    out.put(("times", sum(times_a), len(times_a), sum(times_b), len(times_b)))
+
+
+class _Outcome:
+    def __init__(self, result: dict[str, Any]) -> None:
+        self.replay = {"result": result}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rules", default="quatre-sept")
+    parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pairs", type=int, default=20)
+    parser.add_argument("--procs", type=int, default=2)
+    parser.add_argument("bot_a")
+    parser.add_argument("bot_b")
+    args = parser.parse_args(argv)
+    rules = rules_for(args.rules, **dict(parse_option(o) for o in args.set))
+    parse_bot(args.bot_a), parse_bot(args.bot_b)
+    started = time.perf_counter()
+    queue: multiprocessing.Queue = multiprocessing.Queue()
+    share, extra = divmod(args.pairs, args.procs)
+    jobs, first = [], args.seed
+    for i in range(args.procs):
+        count = share + (i < extra)
+        if count:
+            jobs.append((rules, args.bot_a, args.bot_b, first, count, queue))
+            first += count
+    procs = [multiprocessing.Process(target=run_seeds, args=(job,)) for job in jobs]
+    for p in procs:
+        p.start()
+    tally = DuelTally()
+    time_a = time_b = 0.0
+    n_a = n_b = 0
+    finished = 0
+    while finished < len(procs):
+        item = queue.get()
+        if item[0] == "pair":
+            _, seed, r0, r1 = item
+            tally.add_pair(_Outcome(r0), _Outcome(r1))
+            print(f"seed {seed}: {tally.pair_scores[-1]}", flush=True)
+        else:
+            time_a, n_a = time_a + item[1], n_a + item[2]
+            time_b, n_b = time_b + item[3], n_b + item[4]
+            finished += 1
+    for p in procs:
+        p.join()
+    rate, low, high = tally.win_rate()
+    print(
+        json.dumps(
+            {
+                "rules": args.rules,
+                "set": args.set,
+                "bots": [args.bot_a, args.bot_b],
+                "seeds": [args.seed, args.seed + args.pairs - 1],
+                "pairs": len(tally.pair_scores),
+                "wins": [tally.wins_a, tally.wins_b],
+                "draws": tally.draws,
+                "faults": [tally.faults_a, tally.faults_b],
+                "score_rate": round(rate, 4),
+                "ci95": [round(low, 4), round(high, 4)],
+                "ms_per_decision": [
+                    round(1000 * time_a / max(1, n_a), 2),
+                    round(1000 * time_b / max(1, n_b), 2),
+                ],
+                "elapsed_s": round(time.perf_counter() - started, 1),
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""Equivalent cards: playing one or the other changes nothing, so search tries only one.
+
+Two cards of one suit are equivalent when they are worth the same thirds and every card of that
+suit ranked between them is out of the other hands and not on the table (played in an earlier
+trick, or in the searching hand). Rank order also matters under the low-lead rule (which rank is
+lowest) and for melds (T, 9, A); there only K, Q, J, 8 and 7 merge, and with the low lead nothing.
+"""
+
+from __future__ import annotations
+
+from engine.cards import CARD_THIRDS
+
+
+def distinct_cards(
+    cards: list[int], hand: int, gone: int, rules_low: bool, melds: bool
+) -> list[int]:
+    """``cards`` (ints, no flags) minus those equivalent to a weaker one kept.
+
+    ``gone`` is the mask of cards played in finished tricks. Keeps the weakest card of each run.
+    """
+    if rules_low:
+        return cards
+    kept: list[int] = []
+    free = hand | gone  # cards that cannot separate two of ours
+    for card in sorted(cards, reverse=True):  # weakest first within a suit
+        if kept:
+            prev = kept[-1]
+            if (
+                prev >> 3 == card >> 3
+                and CARD_THIRDS[prev] == CARD_THIRDS[card]
+                and not (melds and (card & 7) < 3)
+                and _between(card, prev) & ~free == 0
+            ):
+                continue
+        kept.append(card)
+    return kept
+
+
+def _between(strong: int, weak: int) -> int:
+    """Mask of the cards strictly between two cards of one suit."""
+    return ((1 << weak) - 1) & ~((1 << (strong + 1)) - 1)

@@ -1,0 +1,37 @@
+"""``expert-1`` … ``expert-4``: the expert at fixed budgets, yardsticks from ``greedy``'s strength
+up to the full expert (``docs/expert.md`` gives each level's measured strength).
+
+A level's budget is counted in sampled deals per decision (``worlds``), so its play replays
+exactly under a fixed seed; the time cap (``move_ms``) is a safety net that binds only on a
+loaded machine. Levels 1-3 search exactly their budget (no stopping rule, so the budgets stay
+4x apart); ``expert-4`` is the full ``expert``, stopping rule included.
+"""
+
+from __future__ import annotations
+
+from engine.bots.expert import DEFAULT_MS, DEFAULT_WORLDS, ExpertBot
+
+#: Sampled deals per decision of each level.
+LEVEL_WORLDS = {1: 1, 2: 6, 3: 24, 4: DEFAULT_WORLDS}
+
+
+def _level(number: int) -> type[ExpertBot]:
+    worlds = LEVEL_WORLDS[number]
+
+    class Level(ExpertBot):
+        name = f"expert-{number}"
+
+        def __init__(self, seed: int | str | None = None, **options) -> None:
+            options.setdefault("worlds", worlds)
+            options.setdefault("move_ms", DEFAULT_MS)
+            options.setdefault("adaptive", number == len(LEVEL_WORLDS))
+            super().__init__(seed, **options)
+
+    Level.__name__ = Level.__qualname__ = f"ExpertLevel{number}"
+    Level.__doc__ = f"The expert at {worlds} sampled deal(s) a decision."
+    return Level
+
+
+LEVELS: dict[str, type[ExpertBot]] = {f"expert-{n}": _level(n) for n in sorted(LEVEL_WORLDS)}
+
+__all__ = ["LEVELS", "LEVEL_WORLDS"]

@@ -1,0 +1,76 @@
+"""The expert's measuring panel (``tracker``, ``rollout``, ``expert-v1``) and the levels: legal in
+every preset and option, never falling back, and the levels replay exactly under a fixed seed."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
+from engine.bots.expert_v1 import ExpertV1Bot
+from engine.bots.levels import LEVEL_WORLDS, LEVELS
+from engine.bots.rollout import RolloutBot
+from engine.referee import AnnouncedClock, referee_match
+from engine.rules import rules_for
+
+PRESETS = ["quatre-sept", "politaine", "la-poule", "pollack"]
+VARIANTS = [rules_for(p) for p in PRESETS] + [
+    rules_for("quatre-sept", claim_out="any-turn", melds=True, signals=True),
+    rules_for("la-poule", low_lead="first-trick", redeal=True),
+    rules_for("pollack", politaine="before-play", claim_out="any-turn"),
+]
+IDS = [f"{r.preset}-{r.changed_options()}" for r in VARIANTS]
+
+
+def _short(rules):
+    return rules.with_options(target=40) if rules.target > 100 else rules
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=IDS)
+def test_tracker_plays_legally_everywhere(rules):
+    for seed in range(30):
+        seats = [BotSeat(make_bot("tracker" if s % 2 == seed % 2 else "random")) for s in range(4)]
+        outcome = referee_match(rules, seats, seed=seed, match_id=f"t{seed}")
+        assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=IDS)
+def test_rollout_plays_legally_everywhere(rules, capsys):
+    seats = [BotSeat(RolloutBot(worlds=2) if s % 2 else make_bot("tracker")) for s in range(4)]
+    outcome = referee_match(_short(rules), seats, seed=3, match_id="r")
+    assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
+    assert "rollout:" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=IDS)
+def test_expert_v1_still_plays_legally(rules, capsys):
+    v1 = ExpertV1Bot
+    seats = [BotSeat(make_bot("tracker") if s % 2 else v1(worlds=2, move_ms=50)) for s in range(4)]
+    outcome = referee_match(_short(rules), seats, seed=4, match_id="v")
+    assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
+    assert "expert-v1:" not in capsys.readouterr().err
+
+
+def test_levels_are_builtins_with_growing_budgets():
+    worlds = [LEVEL_WORLDS[n] for n in range(1, 5)]
+    assert worlds == sorted(worlds) and len(set(worlds)) == 4
+    for name, cls in LEVELS.items():
+        assert BUILTIN_BOTS[name] is cls
+        bot = make_bot(name)
+        assert bot.name == name and bot.max_worlds == LEVEL_WORLDS[int(name[-1])]
+
+
+@pytest.mark.parametrize("rules", VARIANTS[:4], ids=IDS[:4])
+def test_low_levels_play_legally_and_replay_exactly(rules, capsys):
+    # The budget is counted in deals; the time caps (a safety net, bound to the clock) are
+    # lifted so that a loaded test machine cannot bind them.
+    def deals():
+        seats = [
+            BotSeat(LEVELS["expert-1" if s % 2 else "expert-2"](move_ms=10_000)) for s in range(4)
+        ]
+        slow = AnnouncedClock(move_ms=60_000, bank_ms=10_000_000)
+        outcome = referee_match(_short(rules), seats, seed=8, match_id="same", clock=slow)
+        assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
+        return outcome.replay["deals"]
+
+    assert deals() == deals()
+    assert "expert:" not in capsys.readouterr().err
