@@ -49,7 +49,12 @@ sys.path.insert(0, str(ROOT))
 
 import sandbox.session as session_module  # noqa: E402
 from arena.runtime.seats import SessionSeat  # noqa: E402
-from engine import play_match, rules_for  # noqa: E402
+from engine import rules_for  # noqa: E402
+
+try:
+    from engine import referee_match as play_match
+except ImportError:  # an older tree (before/after comparisons)
+    from engine import play_match  # type: ignore[attr-defined,no-redef]
 from sandbox import (  # noqa: E402
     Clock,
     InstalledBot,
