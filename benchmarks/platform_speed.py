@@ -9,6 +9,11 @@ points at PostgreSQL, dropped at the end, else ``var/bench-<run>.sqlite3``; ``<r
 so runs beside each other on one server do not meet) and Redis when ``REDIS_URL`` is set (else the
 filesystem broker).
 
+With ``--reference bare`` (the default when there are uploads) the same round-robin is played
+twice, alternately ``--rounds`` times each: once with the uploaded bots confined (bwrap) and once
+with the identical bots run bare (``benchmarks/bare_worker.py``: the same interpreter, flags and
+environment, no sandbox), and the ratio of the two throughputs is printed (goal >= 0.8).
+
 Prints matches per minute (and per hour), and the platform's own overhead per match: a match
 task's whole run time as the worker logs it, minus the referee's play (starting the four seats and
 playing the match, ``Match.play_ms``), as a share of the task's run time; plus the share of the
@@ -57,6 +62,10 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--preset", default="quatre-sept")
+    parser.add_argument("--reference", choices=("bare", "none"), default="bare",
+                        help="also play the round-robin with the uploads run bare (default)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="round-robins per mode, alternating; the median is printed")
     args = parser.parse_args()
 
     env = _bench_env()
@@ -73,15 +82,13 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> int:
 
     django.setup()
     from django.core.management import call_command
-    from django.db.models import Sum
 
     call_command("migrate", verbosity=0)
     from django.contrib.auth import get_user_model
 
-    from arena.models import Match, MatchStatus, RatingBoard, Tournament
+    from arena.models import Match
     from arena.services.bots import bot_create, builtin_bots_ensure
     from arena.services.play import match_play
-    from arena.services.tournaments import tournament_create
 
     builtins = builtin_bots_ensure()
     chosen = sorted(builtins) if args.builtins == "all" else args.builtins.split(",")
@@ -96,14 +103,46 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> int:
         versions.append(version.pk)
     Match.objects.filter(kind="validation").delete()  # their queued tasks become no-ops
 
+    modes = ["sandboxed"] + (["bare"] if args.reference == "bare" and args.uploads else [])
+    runs: dict[str, list[dict]] = {mode: [] for mode in modes}
+    for round_ in range(args.rounds):
+        for mode in modes if round_ % 2 == 0 else modes[::-1]:
+            result = _round_robin(args, env, user, versions, chosen, mode)
+            runs[mode].append(result)
+            print(json.dumps(result), file=sys.stderr, flush=True)
+    summary = {mode: _median_run(results) for mode, results in runs.items()}
+    if "bare" in summary:
+        summary["throughput_ratio_sandboxed_to_bare"] = round(
+            summary["sandboxed"]["matches_per_hour"] / summary["bare"]["matches_per_hour"], 3)
+    print(json.dumps(summary))
+    return 0
+
+
+def _median_run(results: list[dict]) -> dict:
+    """The run of median throughput, with every run's throughput beside it."""
+    ordered = sorted(results, key=lambda r: r["matches_per_hour"])
+    median = dict(ordered[len(ordered) // 2])
+    median["runs_matches_per_hour"] = [r["matches_per_hour"] for r in results]
+    return median
+
+
+def _round_robin(args, env, user, versions, chosen, mode: str) -> dict:
+    """Play the round-robin once on fresh workers; ``mode`` "bare" runs uploads unconfined."""
+    from django.db.models import Sum
+
+    from arena.models import MatchStatus, RatingBoard, Tournament
+    from arena.services.tournaments import tournament_create
+
     workers = []
     logs = ROOT / "var" / "bench-logs"
     logs.mkdir(parents=True, exist_ok=True)
     celery = str(Path(sys.executable).with_name("celery"))
+    command = ([sys.executable, str(ROOT / "benchmarks" / "bare_worker.py")] if mode == "bare"
+               else [celery])
     for n in range(args.workers):
         log = open(logs / f"worker-{n}.log", "wb")  # noqa: SIM115 (lives as long as the worker)
         workers.append(subprocess.Popen(
-            [celery, "-A", "config", "worker", "--loglevel=INFO", "-n", f"bench{n}@%h",
+            [*command, "-A", "config", "worker", "--loglevel=INFO", "-n", f"bench{n}@%h",
              f"--concurrency={args.concurrency}", "--without-gossip", "--without-mingle",
              "--without-heartbeat"],
             cwd=ROOT, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
@@ -113,7 +152,7 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> int:
         time.sleep(3)  # let the workers connect before the clock starts
         started = time.perf_counter()
         tournament = tournament_create(
-            created_by=user, name="bench", rules={"preset": args.preset},
+            created_by=user, name=f"bench-{mode}", rules={"preset": args.preset},
             version_ids=versions, pairs=args.pairs, seed=1,
         )
         total = tournament.matches.count()
@@ -124,7 +163,7 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> int:
                 done = tournament.matches.filter(
                     status__in=[MatchStatus.FINISHED, MatchStatus.FAILED]
                 ).count()
-                print(f"  {done}/{total} matches done", file=sys.stderr, flush=True)
+                print(f"  {mode}: {done}/{total} matches done", file=sys.stderr, flush=True)
                 reported = time.perf_counter()
             if any(w.poll() is not None for w in workers):
                 raise SystemExit("a worker died: see var/bench-logs/")
@@ -155,7 +194,8 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> int:
     overhead_total = sum(task_ms) - play_total
     overhead = statistics.median(task_ms) - statistics.median(play_ms)
     capacity_ms = wall * 1000 * args.workers * args.concurrency
-    result = {
+    return {
+        "mode": mode,
         "matches": total,
         "failed": failed,
         "builtins": chosen,
@@ -178,8 +218,6 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> int:
         # Refits of the board while the round-robin ran (at most one per ARENA_REFIT_EVERY s).
         "rating_refits": RatingBoard.objects.get(key=tournament.rules_key).generation,
     }
-    print(json.dumps(result))
-    return 0
 
 
 def _bench_env() -> dict[str, str]:

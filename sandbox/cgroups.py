@@ -116,6 +116,10 @@ class SeatCgroup:
         self._procs = [os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC)
                        for folder in self.folders]
 
+    def procs_fds(self) -> tuple[int, ...]:
+        """The open ``cgroup.procs`` descriptors: writing ``0`` to each joins the seat."""
+        return tuple(self._procs)
+
     def join_self(self) -> None:
         """Move the calling process into the seat's cgroup(s); for a child before ``exec``."""
         for fd in self._procs:

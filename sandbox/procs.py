@@ -1,6 +1,7 @@
 """Find and end processes by uid through /proc (no psutil). Used to prove a seat left nothing
-behind and to sweep a seat's uid before it is reused. This module must not import Django or
-``engine``.
+behind and to sweep a seat's uid before it is reused. One scan of /proc answers for any number of
+uids (``pids_by_uid``), so the seats of a match are swept together. This module must not import
+Django or ``engine``.
 """
 
 from __future__ import annotations
@@ -9,30 +10,75 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Iterable
 
 
-def pids_of_uid(uid: int) -> list[int]:
-    """Pids of live processes whose real uid is ``uid`` (zombies excluded).
+def _real_uid_and_live(status: bytes) -> tuple[int, bool] | None:
+    """(real uid, not a zombie) from the text of ``/proc/PID/status``."""
+    at = status.find(b"\nUid:")
+    if at < 0:
+        return None
+    fields = status[at + 5:status.find(b"\n", at + 5)].split()
+    state_at = status.find(b"\nState:")
+    live = state_at < 0 or status[state_at + 7:state_at + 10].strip()[:1] != b"Z"
+    return (int(fields[0]), live) if fields else None
+
+
+def pids_by_uid(uids: Iterable[int]) -> dict[int, list[int]]:
+    """Pids of live processes whose real uid is one of ``uids`` (zombies excluded), by uid.
 
     ``/proc/<pid>`` is owned by the process's effective uid (root when not dumpable), so only
     those candidates have their status read: a scan costs a stat per process.
     """
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.stat(f"/proc/{entry}").st_uid not in (uid, 0):
+    wanted = set(uids)
+    owners = wanted | {0}
+    found: dict[int, list[int]] = {uid: [] for uid in wanted}
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
                 continue
-            with open(f"/proc/{entry}/status", "rb") as status:
-                text = status.read()
-        except OSError:
-            continue
-        fields = dict(line.split(b":", 1) for line in text.splitlines() if b":" in line)
-        uids = fields.get(b"Uid", b"").split()
-        if uids and int(uids[0]) == uid and not fields.get(b"State", b"").strip().startswith(b"Z"):
-            found.append(int(entry))
+            try:
+                if entry.stat(follow_symlinks=False).st_uid not in owners:
+                    continue
+                fd = os.open(f"/proc/{entry.name}/status", os.O_RDONLY | os.O_CLOEXEC)
+                try:
+                    text = os.read(fd, 4096)
+                finally:
+                    os.close(fd)
+            except OSError:
+                continue
+            parsed = _real_uid_and_live(text)
+            if parsed is not None and parsed[0] in wanted and parsed[1]:
+                found[parsed[0]].append(int(entry.name))
     return found
+
+
+def pids_of_uid(uid: int) -> list[int]:
+    """Pids of live processes whose real uid is ``uid`` (zombies excluded)."""
+    return pids_by_uid((uid,))[uid]
+
+
+def kill_uids(uids: Iterable[int], timeout: float = 2.0) -> set[int]:
+    """SIGKILL every process of each of ``uids`` until none is left or ``timeout`` passes (one
+    /proc scan per round for all of them); the uids with no process left.
+
+    Only for uids the caller owns exclusively (leased sandbox uids), never a shared one.
+    """
+    wanted = set(uids)
+    if 0 in wanted:
+        raise ValueError("refusing to kill every process of root")
+    deadline = time.monotonic() + timeout
+    while True:
+        left = {uid: pids for uid, pids in pids_by_uid(wanted).items() if pids}
+        if not left:
+            return wanted
+        for pids in left.values():
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        if time.monotonic() > deadline:
+            return wanted - set(left)
+        time.sleep(0.005)
 
 
 def kill_uid(uid: int, timeout: float = 2.0) -> bool:
@@ -40,16 +86,4 @@ def kill_uid(uid: int, timeout: float = 2.0) -> bool:
 
     Only for a uid the caller owns exclusively (a leased sandbox uid), never a shared one.
     """
-    if uid == 0:
-        raise ValueError("refusing to kill every process of root")
-    deadline = time.monotonic() + timeout
-    while True:
-        pids = pids_of_uid(uid)
-        if not pids:
-            return True
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
+    return uid in kill_uids((uid,), timeout)

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 PROTOCOL_VERSION = 1
 #: Longest line either way, in bytes, not counting the final newline.
 MAX_LINE_BYTES = 64 * 1024
@@ -39,7 +41,10 @@ class Clock:
 def encode(message: dict[str, Any]) -> bytes:
     """One message as one UTF-8 line ending in ``\\n``; ``ValueError`` if over ``MAX_LINE_BYTES``
     (a referee bug, not the bot's fault)."""
-    line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+    try:  # the same bytes as json.dumps(ensure_ascii=False, compact), ~10x faster
+        line = orjson.dumps(message)
+    except TypeError:  # what orjson refuses (non-str keys, ints over 64 bits): the stdlib
+        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
     if len(line) > MAX_LINE_BYTES:
         raise ValueError(f"message of {len(line)} bytes is over the {MAX_LINE_BYTES}-byte line cap")
     return line + b"\n"

@@ -57,7 +57,7 @@ def staged_folder(bot: InstalledBot, root: Path = STAGE_ROOT) -> Path:
         with contextlib.suppress(OSError):
             os.utime(dest)  # used now
         return dest
-    _make_root(root)
+    make_root(root)
     partial = root / f".{dest.name}.partial-{os.getpid()}-{next(_ids)}"
     try:
         _copy_tree(Path(bot.folder), partial)
@@ -89,7 +89,7 @@ def sweep(root: Path = STAGE_ROOT, keep_s: float = STAGE_KEEP_S, force: bool = F
     return removed
 
 
-def _make_root(root: Path) -> None:
+def make_root(root: Path) -> None:
     """Create ``root`` and its missing parents 0755; refuse one others can write."""
     missing = [p for p in [root, *root.parents] if not p.exists()]
     for folder in reversed(missing):
@@ -134,7 +134,7 @@ def staged_bwrap(path: str, base: Path = STAGE_BASE) -> str:
     staged = dest / binary.relative_to(top)
     if staged.is_file():
         return str(staged)
-    _make_root(Path(base))
+    make_root(Path(base))
     partial = Path(base) / f".{dest.name}.partial-{os.getpid()}-{next(_ids)}"
     try:
         target = partial / binary.relative_to(top)
@@ -171,7 +171,7 @@ def staged_libraries(libraries: tuple[tuple[str, str], ...], base: Path = STAGE_
     dest_folder = Path(base) / f"lib-{identity.hexdigest()[:24]}"
     if dest_folder.is_dir():
         return str(dest_folder)
-    _make_root(Path(base))
+    make_root(Path(base))
     partial = Path(base) / f".{dest_folder.name}.partial-{os.getpid()}-{next(_ids)}"
     try:
         partial.mkdir(mode=0o755)
@@ -196,7 +196,7 @@ def empty_file(base: Path = STAGE_BASE) -> str:
     """An empty, world-readable file to bind over /proc files a seat must not read."""
     path = Path(base) / "empty"
     if not path.is_file() or path.stat().st_size:
-        _make_root(Path(base))
+        make_root(Path(base))
         partial = Path(base) / f".empty.partial-{os.getpid()}-{next(_ids)}"
         partial.write_bytes(b"")
         partial.chmod(0o444)
@@ -208,7 +208,7 @@ def empty_folder(base: Path = STAGE_BASE) -> str:
     """An empty, world-readable folder to bind over /proc folders a seat must not read."""
     path = Path(base) / "empty.d"
     if not path.is_dir():
-        _make_root(Path(base))
+        make_root(Path(base))
         with contextlib.suppress(FileExistsError):
             path.mkdir(mode=0o555)
     return str(path)

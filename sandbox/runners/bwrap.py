@@ -9,14 +9,17 @@ is a read-only tmpfs. New user, pid, network (loopback only, so nothing is reach
 and cgroup namespaces; no further user namespaces; a new session (no terminal injection); a
 minimal environment for bwrap and for the bot; the syscall filter of ``sandbox.seccomp``.
 
-The child joins the seat's cgroup (``sandbox.cgroups``: memory and processes of the whole seat)
-while still privileged, then becomes an unprivileged uid (when the worker is root: one uid per seat
-from ``UidPool``, because RLIMIT_NPROC counts per uid machine-wide), lowers its rlimits (address
-space, CPU seconds, processes, file size, open files, no core dumps) and execs bwrap, which gets
-SIGKILL if the worker dies. bwrap reads its options from a pipe, so the seat's pid 1 (bwrap) shows
-no host path in ``/proc/1/cmdline``. The seat's whole tree dies with it: bwrap's pid 1 gets SIGKILL
-when bwrap dies (``--die-with-parent``), which ends the pid namespace; the leased uid is swept and
-the cgroup emptied and removed before they are freed.
+The child (vforked, running ``sandbox.seat_exec``'s helper; a preexec function of a forked child
+where the helper cannot be built) joins the seat's cgroup (``sandbox.cgroups``: memory and
+processes of the whole seat) while still privileged, then becomes an unprivileged uid (when the
+worker is root: one uid per seat from ``UidPool``, because RLIMIT_NPROC counts per uid
+machine-wide), lowers its rlimits (address space, CPU seconds, processes, file size, open files,
+no core dumps) and execs bwrap, which gets SIGKILL if the worker dies. bwrap reads its options
+from an in-memory file, so the seat's pid 1 (bwrap) shows no host path in ``/proc/1/cmdline``.
+The seat's whole tree dies with it: bwrap's pid 1 gets SIGKILL when bwrap dies
+(``--die-with-parent``), which ends the pid namespace; the cgroup is emptied and removed, and the
+leased uid swept before it is freed (one /proc scan for the seats that end together, see
+``SWEEP_BATCH``).
 
 This module must not import Django or ``engine``.
 """
@@ -33,10 +36,14 @@ import shutil
 import signal
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from sandbox import seat_exec
+from sandbox.cgroup_moves import favor_moves
 from sandbox.cgroups import CgroupSupport, SeatCgroup
 from sandbox.cgroups import detect as cgroups_detect
 from sandbox.package import InstalledBot
@@ -52,7 +59,7 @@ from sandbox.staging import (
     staged_libraries,
     warm,
 )
-from sandbox.uids import UidLease, UidPool
+from sandbox.uids import UidLease, UidPool, release_all
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +73,9 @@ _BWRAP_ENV = {"PATH": "/usr/bin:/bin"}
 _BWRAP_OWN_PROCESSES = 2
 #: How often (seconds) a runner asks its runtimes' files into the page cache again.
 WARM_EVERY_S = 60.0
+#: Ended seats whose uids wait for the shared sweep: it runs when the runner's last running seat
+#: ends (a match's four seats end together: one /proc scan instead of four), or at this many.
+SWEEP_BATCH = 8
 
 
 class BwrapUnavailable(RuntimeError):
@@ -160,10 +170,11 @@ def bwrap_argv(
     for hidden in runtime.hidden:
         argv += ["--tmpfs", hidden, "--remount-ro", hidden]
     argv += ["--proc", "/proc"]
+    empty, empty_dir = empty_file(), empty_folder()
     for path in _present(PROC_MASKS):
-        argv += ["--ro-bind", empty_file(), path]
+        argv += ["--ro-bind", empty, path]
     for path in _present(PROC_MASK_DIRS):
-        argv += ["--ro-bind", empty_folder(), path]
+        argv += ["--ro-bind", empty_dir, path]
     if meminfo_fd is not None:
         argv += ["--perms", "0444", "--ro-bind-data", str(meminfo_fd), "/proc/meminfo"]
     for device in DEVICES:
@@ -199,14 +210,7 @@ def _child_setup(
 ) -> Callable[[], None]:
     """A preexec function (runs in the child before exec): join the seat's cgroup while still
     privileged, drop to ``uid``, lower the rlimits, die with the worker."""
-    caps = [
-        (resource.RLIMIT_AS, limits.memory_bytes),
-        (resource.RLIMIT_CPU, limits.cpu_seconds),
-        (resource.RLIMIT_NPROC, processes),
-        (resource.RLIMIT_FSIZE, limits.file_bytes),
-        (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_CORE, 0),
-    ]
+    caps = _rlimits(limits, processes)
 
     def preexec() -> None:
         if cgroup is not None:
@@ -221,6 +225,31 @@ def _child_setup(
             _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
     return preexec
+
+
+def _rlimits(limits: Limits, processes: int) -> tuple[tuple[int, int], ...]:
+    """The seat's rlimits (soft = hard), in the order they are set."""
+    return (
+        (resource.RLIMIT_AS, limits.memory_bytes),
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_NPROC, processes),
+        (resource.RLIMIT_FSIZE, limits.file_bytes),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_CORE, 0),
+    )
+
+
+def _helper_argv(
+    helper: str, status_fd: int, cgroup: SeatCgroup | None, uid: int | None,
+    caps: tuple[tuple[int, int], ...], program: str, argv: list[str],
+) -> list[str]:
+    """The command line of ``sandbox.seat_exec``'s helper that sets the seat up, then execs
+    ``program`` with ``argv``."""
+    cgroup_fds = ",".join(str(fd) for fd in cgroup.procs_fds()) if cgroup else ""
+    return [
+        helper, str(status_fd), cgroup_fds or "-", "-" if uid is None else str(uid),
+        ",".join(f"{which}={value}" for which, value in caps) or "-", program, *argv,
+    ]
 
 
 def _data_fd(data: bytes) -> int:
@@ -275,8 +304,10 @@ class BwrapRunner:
         seccomp: bool = True,
         cgroups: bool = True,
         cgroup_root: Path | None = None,
+        use_helper: bool = True,
     ) -> None:
         self.limits = limits or Limits()
+        self.use_helper = use_helper
         self.bwrap = staged_bwrap(bwrap or find_bwrap())
         self.uid_pool = uid_pool or (UidPool() if os.geteuid() == 0 else None)
         self.seccomp = seccomp
@@ -290,12 +321,18 @@ class BwrapRunner:
                 "only, so a seat with several processes can exceed its memory cap",
                 self.cgroup_support.reason,
             )
+        moves = favor_moves() if self.cgroup_support.mode != "none" else "unused"
         self._libraries: dict[str, dict[str, str]] = {}
+        self._lock = threading.Lock()
+        self._running = 0  # seats started and not yet released
+        self._ended: list[UidLease] = []  # their uids still to sweep
         self._warmed: dict[str, float] = {}
+        self._checked: dict[Path, float] = {}
         self.confinement = {
             "seccomp": "on" if seccomp else "off",
             "cgroups": self.cgroup_support.mode,
             "cgroups_reason": self.cgroup_support.reason,
+            "cgroup_moves": moves,
         }
 
     def runtime_view(self, runtime: HostRuntime) -> dict[str, str]:
@@ -317,13 +354,73 @@ class BwrapRunner:
                 warm(Path(folder))
         return view
 
+    def _spawn(
+        self, argv: list[str], fds: list[int], limits: Limits, processes: int, uid: int | None,
+        cgroup: SeatCgroup | None,
+    ) -> subprocess.Popen[bytes]:
+        """Start bwrap with ``argv`` as the seat's first process: in its cgroup, as ``uid``,
+        under its rlimits, dying with the worker. Through ``seat_exec``'s helper (vfork, then
+        the helper sets the seat up and execs bwrap) when it could be built, else through a
+        preexec function (fork of the whole worker)."""
+        common: dict[str, Any] = {
+            "stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
+            "bufsize": 0, "cwd": "/", "env": dict(_BWRAP_ENV), "start_new_session": True,
+        }
+        helper = seat_exec.helper() if self.use_helper else None
+        if helper is None:
+            return subprocess.Popen(
+                argv, executable=self.bwrap, pass_fds=tuple(fds),
+                preexec_fn=_child_setup(limits, processes, uid, cgroup), **common,
+            )
+        status_read, status_write = os.pipe()
+        try:
+            command = _helper_argv(helper, status_write, cgroup, uid,
+                                   _rlimits(limits, processes), self.bwrap, argv)
+            popen = subprocess.Popen(
+                command, executable=helper,
+                pass_fds=(*fds, status_write, *(cgroup.procs_fds() if cgroup else ())),
+                **common,
+            )
+            os.close(status_write)
+            status_write = -1
+            with os.fdopen(status_read, "rb") as status:  # end of file once bwrap is exec'd
+                status_read = -1
+                failure = status.read()
+        finally:
+            for fd in (status_read, status_write):
+                if fd >= 0:
+                    os.close(fd)
+        if failure:
+            popen.wait()
+            for stream in (popen.stdin, popen.stdout, popen.stderr):
+                if stream is not None:
+                    stream.close()
+            raise subprocess.SubprocessError(failure.decode(errors="replace"))
+        return popen
+
+    def _retire(self, lease: UidLease | None) -> None:
+        """A seat ended: its uid joins those to sweep, and the sweep runs (one /proc scan for
+        all of them) once no seat of this runner runs or ``SWEEP_BATCH`` wait. A uid is leased
+        again only after its sweep: until then its lock is held."""
+        with self._lock:
+            self._running -= 1
+            if lease is not None:
+                self._ended.append(lease)
+            if self._running > 0 and len(self._ended) < SWEEP_BATCH:
+                return
+            ended, self._ended = self._ended, []
+        release_all(ended)
+
     def start(self, bot: object, limits: Limits | None = None) -> BotProcess:
         if not isinstance(bot, InstalledBot):
             raise TypeError(f"the bwrap runner takes an InstalledBot, not {type(bot).__name__}")
         limits = limits or self.limits
         runtime = host_runtime(bot.runtime)
         folder = staged_folder(bot)
-        check_reachable(folder)
+        now = time.monotonic()
+        if now - self._checked.get(folder, -WARM_EVERY_S) >= WARM_EVERY_S:
+            check_reachable(folder)  # a clear error; a stat per parent, so once a minute
+            self._checked[folder] = now
         warm(folder)  # no cold page of the package for partners to signal through
         lease: UidLease | None = None
         cgroup: SeatCgroup | None = None
@@ -349,19 +446,8 @@ class BwrapRunner:
             # pid 1 (bwrap) then shows no host path in /proc/1/cmdline, exe or maps.
             split = argv.index("--")
             fds.append(_data_fd(b"".join(arg.encode() + b"\0" for arg in argv[1:split])))
-            popen = subprocess.Popen(
-                ["bwrap", "--args", str(fds[-1]), *argv[split:]],
-                executable=self.bwrap,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                bufsize=0,
-                cwd="/",
-                env=dict(_BWRAP_ENV),
-                pass_fds=tuple(fds),
-                preexec_fn=_child_setup(limits, processes, uid, cgroup),
-                start_new_session=True,
-            )
+            popen = self._spawn(["bwrap", "--args", str(fds[-1]), *argv[split:]], fds,
+                                limits, processes, uid, cgroup)
         except BaseException:
             if lease is not None:
                 lease.release()
@@ -376,13 +462,15 @@ class BwrapRunner:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(popen.pid, signal.SIGKILL)
 
+        with self._lock:
+            self._running += 1
+
         def release() -> None:
             try:
-                if lease is not None:
-                    lease.release()
-            finally:
                 if cgroup is not None:
                     cgroup.remove()
+            finally:
+                self._retire(lease)
 
         return BotProcess(
             popen,

@@ -1,0 +1,116 @@
+"""The seat-exec helper: a seat it starts is set up exactly as the preexec fallback sets it up
+(uid, groups, rlimits, cgroups, parent-death signal), and a failed set-up is the platform's error,
+raised in the worker, never a bot crash."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sandbox import BotSession, InstalledBot, open_session
+from sandbox.runners.base import Limits
+from sandbox.runners.bwrap import BwrapRunner, _helper_argv, _rlimits
+from sandbox.seat_exec import helper
+from tests.sandbox.helpers import FAST, hello
+
+PROBE = """\
+import json, sys
+for line in sys.stdin:
+    sys.stdout.write(json.dumps({"type": "ready", "name": "probe"}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+@pytest.fixture(scope="module")
+def built() -> str:
+    path = helper()
+    if path is None:
+        pytest.skip("no C compiler here: seats start through the preexec fallback")
+    return path
+
+
+def _first_process(session: BotSession) -> dict[str, str]:
+    """What the kernel says of the seat's first process (bwrap): ids, limits, cgroups, signal."""
+    pid = session.process.pid
+    status = Path(f"/proc/{pid}/status").read_text()
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    return {
+        "uid": fields["Uid"].split()[0],
+        "gid": fields["Gid"].split()[0],
+        "groups": fields["Groups"].strip(),
+        "limits": Path(f"/proc/{pid}/limits").read_text(),
+        "cgroups": "\n".join(sorted(
+            line.split(":", 2)[2] for line in Path(f"/proc/{pid}/cgroup").read_text().split()
+            if any(name in line for name in ("memory", "pids", "0::"))
+        )),
+    }
+
+
+def test_helper_and_fallback_set_a_seat_up_alike(
+    built: str, bwrap: BwrapRunner, make_bot: Callable[..., InstalledBot],
+) -> None:
+    bot = make_bot(PROBE)
+    seen = []
+    for use_helper in (True, False):
+        runner = BwrapRunner(use_helper=use_helper)
+        with open_session(runner, bot, FAST) as session:
+            session.hello(hello())
+            seen.append((_first_process(session), session.process.host_uid,
+                         session.process.cgroup))
+    (through_helper, uid_a, cgroup_a), (through_fork, uid_b, cgroup_b) = seen
+    if uid_a is not None:  # a root worker: each seat has a leased uid, no groups
+        assert through_helper["uid"] == str(uid_a) and through_fork["uid"] == str(uid_b)
+        assert through_helper["groups"] == through_fork["groups"] == ""
+    assert through_helper["limits"] == through_fork["limits"]
+    limits = through_helper["limits"]
+    assert f"{Limits().memory_bytes}" in limits and f"{Limits().cpu_seconds}" in limits
+    if cgroup_a is not None:  # each in its own seat cgroup, not the worker's
+        assert all(folder.name in through_helper["cgroups"] for folder in cgroup_a.folders)
+        assert all(folder.name in through_fork["cgroups"] for folder in cgroup_b.folders)
+
+
+def test_a_failed_set_up_is_reported_and_nothing_runs(built: str, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    status_read, status_write = os.pipe()
+    command = _helper_argv(built, status_write, None, None, _rlimits(Limits(), 64),
+                           "/bin/sh", ["sh", "-c", f"touch {marker}"])
+    command[2] = "987"  # a cgroup descriptor that is not open: joining it fails
+    child = subprocess.run(command, pass_fds=(status_write,), timeout=30)
+    os.close(status_write)
+    with os.fdopen(status_read, "rb") as status:
+        report = status.read().decode()
+    assert child.returncode == 127
+    assert "cannot join the seat's cgroup" in report
+    assert not marker.exists()
+
+
+def test_a_failed_set_up_raises_in_the_worker(
+    built: str, bwrap: BwrapRunner, make_bot: Callable[..., InstalledBot], monkeypatch,
+) -> None:
+    import sandbox.runners.bwrap as module
+
+    real = module._helper_argv
+
+    def broken(*args, **kwargs):
+        command = real(*args, **kwargs)
+        command[4] = "7=-1"  # a negative rlimit: refused before anything runs
+        return command
+
+    monkeypatch.setattr(module, "_helper_argv", broken)
+    with pytest.raises(subprocess.SubprocessError, match="rlimit"):
+        BwrapRunner().start(make_bot(PROBE))
+
+
+def test_exec_success_leaves_the_status_pipe_empty(built: str) -> None:
+    status_read, status_write = os.pipe()
+    command = _helper_argv(built, status_write, None, None, (), "/bin/sh",
+                           ["sh", "-c", "exit 3"])
+    child = subprocess.run(command, pass_fds=(status_write,), timeout=30)
+    os.close(status_write)
+    with os.fdopen(status_read, "rb") as status:
+        assert status.read() == b""
+    assert child.returncode == 3

@@ -1,0 +1,76 @@
+"""Leased sandbox uids: a uid is leased again only once proven empty; the seats that end together
+are swept with one /proc scan, and a seat's uid stays locked until that sweep."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import sandbox.procs as procs
+from sandbox import InstalledBot, open_session
+from sandbox.procs import pids_of_uid
+from sandbox.runners.bwrap import BwrapRunner
+from sandbox.uids import NoFreeUid, UidPool, release_all
+from tests.sandbox.helpers import FAST, hello, python_bot
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="leasing uids needs root")
+
+
+def _sleeper(uid: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(["sleep", "60"], user=uid, group=uid, extra_groups=[])
+
+
+def test_leases_released_together_are_swept_with_one_scan(tmp_path: Path, monkeypatch) -> None:
+    pool = UidPool(base=310_000, count=4, lock_dir=tmp_path / "locks")
+    leases = [pool.lease() for _ in range(3)]
+    sleepers = [_sleeper(lease.uid) for lease in leases]
+    scans = []
+    real = procs.pids_by_uid
+
+    def counting(uids):
+        scans.append(set(uids))
+        return real(uids)
+
+    monkeypatch.setattr(procs, "pids_by_uid", counting)
+    release_all(leases)
+    for sleeper in sleepers:
+        assert sleeper.wait(timeout=5) == -9
+    # each scan answers for all three uids (a kill round, then rounds until none is left)
+    assert scans and all(scan == {lease.uid for lease in leases} for scan in scans)
+    assert all(lease.released for lease in leases)
+    assert all(pids_of_uid(lease.uid) == [] for lease in leases)
+
+
+def test_a_leased_uid_is_not_leased_twice(tmp_path: Path) -> None:
+    first = UidPool(base=310_100, count=1, lock_dir=tmp_path / "locks")
+    second = UidPool(base=310_100, count=1, lock_dir=tmp_path / "locks")
+    lease = first.lease()
+    with pytest.raises(NoFreeUid):
+        second.lease()
+    lease.release()
+    second.lease().release()  # free again (the reuse delay waits only while another is free)
+
+
+def test_a_seats_uid_stays_locked_until_the_last_seat_of_the_runner_ends(
+    tmp_path: Path, make_bot: Callable[..., InstalledBot], bwrap: BwrapRunner,
+) -> None:
+    locks = tmp_path / "locks"
+    runner = BwrapRunner(uid_pool=UidPool(base=310_200, count=2, lock_dir=locks))
+    bot = make_bot(python_bot())
+    first = open_session(runner, bot, FAST)
+    second = open_session(runner, bot, FAST)
+    for session in (first, second):
+        session.hello(hello())
+    uids = {first.process.host_uid, second.process.host_uid}
+    assert len(uids) == 2
+    first.close()
+    other = UidPool(base=310_200, count=2, lock_dir=locks)
+    with pytest.raises(NoFreeUid):  # the first seat's uid waits for the shared sweep
+        other.lease()
+    second.close()
+    assert all(pids_of_uid(uid) == [] for uid in uids)
+    other.lease().release()  # both swept and free
