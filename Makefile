@@ -52,7 +52,7 @@ migrate: venv
 	$(PY) manage.py migrate --noinput -v0
 
 seed: migrate
-	$(PY) manage.py seed_demo
+	$(PY) manage.py seed_demo --yardstick-pairs 0
 
 # Web and a worker (with an embedded beat) together on this machine; Ctrl-C stops both.
 # With no DATABASE_URL / REDIS_URL: SQLite and the filesystem broker under var/.

@@ -121,8 +121,9 @@ def test_seed_demo_queues_the_yardsticks_on_every_preset():
 
 @pytest.mark.django_db
 def test_failed_matches_are_requeued_by_command_and_by_staff(run_tasks, client_for, alice):
-    with run_tasks():
-        call_command("seed_demo", "--builtins", "random", "--pairs", "1", stdout=StringIO())
+    with run_tasks():  # no yardsticks: eager tasks would play expert-4's matches here
+        call_command("seed_demo", "--builtins", "random", "--pairs", "1", "--yardstick-pairs", "0",
+                     stdout=StringIO())
     matches = list(Match.objects.filter(tournament__name="Demo round-robin")[:2])
     Match.objects.filter(pk__in=[m.pk for m in matches]).update(
         status=MatchStatus.FAILED, failure="stuck"
@@ -145,7 +146,8 @@ def test_failed_matches_are_requeued_by_command_and_by_staff(run_tasks, client_f
 
 @pytest.mark.django_db
 def test_lost_queued_tasks_can_be_resent(run_tasks):
-    call_command("seed_demo", "--builtins", "random", "--pairs", "1", stdout=StringIO())
+    call_command("seed_demo", "--builtins", "random", "--pairs", "1", "--yardstick-pairs", "0",
+                 stdout=StringIO())
     # Outside run_tasks: the queued tasks were "lost"; the matches stay queued.
     queued = Match.objects.filter(status=MatchStatus.QUEUED).count()
     assert queued > 0
