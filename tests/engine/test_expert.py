@@ -10,15 +10,18 @@ import pytest
 from engine.actions import SLIDE, TAP
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert import ExpertBot
+from engine.bots.expert.policy import policy_action
+from engine.bots.expert.prune import distinct_cards
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.signals import master, named_suit
 from engine.bots.expert.view import read_view
 from engine.bots.expert.world import Evidence, ReplayError, replay_world
-from engine.cards import SUIT_MASKS, TNA_MASKS, parse_card
+from engine.cards import SUIT_MASKS, TNA_MASKS, mask_from_codes, parse_card
 from engine.observe import observe
 from engine.referee import referee_match
 from engine.rules import rules_for
 from engine.state import State, new_match
+from tests.engine.helpers import deal, run
 
 PRESETS = ["quatre-sept", "politaine", "la-poule", "pollack"]
 VARIANTS = [rules_for(p) for p in PRESETS] + [
@@ -203,3 +206,24 @@ def test_silences_never_count_against_the_true_deal_of_players_who_say_everythin
     assert seen > 0
     if rules.melds or rules.politaine != "off" or rules.redeal:
         assert penalised > 0
+
+
+def test_t_9_a_stay_apart_from_the_k_where_politaines_count():
+    cards = [parse_card(c) for c in ("TS", "9S", "KS")]
+    hand = mask_from_codes(["TS", "9S", "KS", "7C"])
+    gone = mask_from_codes(["AS"])  # the ace led first: T, 9 and K now touch
+    assert distinct_cards(cards, hand, gone, False, False) == [parse_card("KS")]
+    assert sorted(distinct_cards(cards, hand, gone, False, True)) == sorted(cards)
+
+
+def test_shrewd_policy_goes_on_with_its_own_run():
+    # Seat 1 holds T-9-A of hearts and diamonds and took trick 1 with TH, announced.
+    hands = [
+        "KH QH TC 9C AC KC QC JC",
+        "TH 9H AH JH 8H TD 9D AD",
+        "7H KD QD JD 8D 7D 8C 7C",
+        "TS 9S AS KS QS JS 8S 7S",
+    ]
+    state = run(deal(rules_for("quatre-sept"), hands), "KH TH/politaine 7H 7S")
+    assert state.to_move == 1 and state.run is not None
+    assert policy_action(state, [0, 0, 0, 0], True) & 31 == parse_card("AH")

@@ -69,6 +69,7 @@ class ExpertBot:
         adaptive: bool | None = None,
         careful: bool | None = None,
         eps: float | None = None,
+        shrewd: bool | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -86,6 +87,7 @@ class ExpertBot:
         self.adaptive = option(adaptive, "EXPERT_ADAPTIVE", "1", lambda v: str(v) != "0")
         self.careful = option(careful, "EXPERT_CAREFUL", "1", lambda v: str(v) != "0")
         self.eps = option(eps, "EXPERT_EPS", DEFAULT_EPS, float)
+        self.shrewd = option(shrewd, "EXPERT_SHREWD", "0", lambda v: str(v) != "0")
         self.rng = random.Random(seed)
         self.seat = 0
         self.rules = None
@@ -137,12 +139,17 @@ class ExpertBot:
             return "claim"
         gone = view.played & ~_mask(message["state"]["trick"]["cards"])
         cards = distinct_cards(
-            [a for a in codes if a < 32], view.hand, gone, rules.low_lead != "off", rules.melds
+            [a for a in codes if a < 32],
+            view.hand,
+            gone,
+            rules.low_lead != "off",
+            rules.melds or rules.politaine != "off",
         )
         candidates = [with_flags(first, c, tuple(codes)) for c in sorted(cards)]
         if not candidates:  # no card to play: only claims, melds or the like
             return legal[0]
-        fallback = _representative(policy_action(first), candidates)
+        voids = list(view.voids) if self.shrewd else None
+        fallback = _representative(policy_action(first, voids, self.shrewd), candidates)
         prior = self.prior
         if fallback < 0:
             fallback, prior = candidates[0], 0.0
@@ -156,7 +163,7 @@ class ExpertBot:
 
         evaluator = Evaluator(
             self.outlook, self.seat & 1, view.deal, self.exact_cards,
-            list(view.voids) if self.careful else None, self.eps, self.rng,
+            list(view.voids) if self.careful else None, self.eps, self.rng, self.shrewd,
         )  # fmt: skip
         action, _, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,

@@ -9,7 +9,7 @@ count is sure, announces a politaine unless that would break its own run under w
 from __future__ import annotations
 
 from engine.actions import CLAIM, POLITAINE, REDEAL
-from engine.cards import CARD_THIRDS, TNA_MASKS
+from engine.cards import CARD_THIRDS, SUIT_MASKS, TNA_MASKS
 from engine.state import MELD_PHASE, PLAY_PHASE, POULES_PHASE, REDEAL_PHASE, State
 
 _HAND = (1 << 32) - 1
@@ -23,11 +23,12 @@ def claim_is_sure(state: State, seat: int) -> bool:
     return table.score[team] + table.taken[team] // 3 + table.melds[team] >= table.rules.target
 
 
-def policy_action(state: State, voids: list[int] | None = None) -> int:
+def policy_action(state: State, voids: list[int] | None = None, shrewd: bool = False) -> int:
     """The policy's action in ``state`` (which must not be over).
 
     ``voids``: the suits (card masks) each seat is publicly known to lack; with them the policy
-    plays like a careful player (``choose_card``), without them like ``greedy``.
+    plays like a careful player (``choose_card``), without them like ``greedy``. ``shrewd``
+    (with ``voids``): ``tracker``'s finer discards and feeds (``shrewd_card``).
     """
     legal = state.legal()
     if len(legal) == 1:
@@ -40,13 +41,14 @@ def policy_action(state: State, voids: list[int] | None = None) -> int:
             return legal[-1]
         return REDEAL if phase == REDEAL_PHASE else legal[0]
     rules = state[4].rules
+    choose = shrewd_card if shrewd and voids is not None else choose_card
     if rules.plain_play:
-        return choose_card(state, legal, voids)
+        return choose(state, legal, voids)
     seat = state[1]
     if legal[-1] == CLAIM and claim_is_sure(state, seat):
         return CLAIM
     cards = tuple(a for a in legal if a < 32)
-    card = choose_card(state, cards, voids)
+    card = choose(state, cards, voids)
     return with_flags(state, card, legal)
 
 
@@ -75,18 +77,8 @@ def choose_card(state: State, cards: tuple[int, ...], voids: list[int] | None = 
     trick = state[3]
     runs = state[4].rules.politaine != "off"
     if not trick:
-        if runs:
-            run = _politaine_card(hand, cards)
-            if run >= 0:
-                return run
-        best = -1
-        best_key = (-1, 0)
-        for c in cards:
-            if not _STRONGER[c] & others:
-                key = (_THIRDS[c], -c)
-                if key > best_key:
-                    best, best_key = c, key
-        return best if best >= 0 else _cheapest(cards)
+        lead = _lead_run_or_master(state, hand, others, cards, runs)
+        return lead if lead >= 0 else _cheapest(cards)
     led = trick[0] >> 3
     low = led << 3
     best = trick[0]
@@ -124,19 +116,9 @@ def _careful(state: State, cards: tuple[int, ...], voids: list[int]) -> int:
     runs = state[4].rules.politaine != "off"
     left, right = (seat + 1) & 3, (seat + 3) & 3
     if not trick:
-        if runs:
-            run = _politaine_card(hand, cards)
-            if run >= 0:
-                return run
-        best = -1
-        best_key = (-1, 0)
-        for c in cards:
-            if not _STRONGER[c] & others:
-                key = (_THIRDS[c], -c)
-                if key > best_key:
-                    best, best_key = c, key
-        if best >= 0:
-            return best
+        lead = _lead_run_or_master(state, hand, others, cards, runs)
+        if lead >= 0:
+            return lead
         # A suit both opponents lack and the partner may hold: our cheapest card there wins.
         both = voids[left] & voids[right] & ~voids[(seat + 2) & 3]
         free = [c for c in cards if both >> c & 1]
@@ -172,6 +154,95 @@ def _careful(state: State, cards: tuple[int, ...], voids: list[int]) -> int:
     return _cheapest(cards)
 
 
+def _lead_run_or_master(
+    state: State, hand: int, others: int, cards: tuple[int, ...], runs: bool
+) -> int:
+    """A politaine run from the top, else the master worth most (lowest card code); -1 if none."""
+    if runs:
+        run = _politaine_card(hand, cards, state)
+        if run >= 0:
+            return run
+    best = -1
+    best_key = (-1, 0)
+    for c in cards:
+        if not _STRONGER[c] & others:
+            key = (_THIRDS[c], -c)
+            if key > best_key:
+                best, best_key = c, key
+    return best
+
+
+def shrewd_card(state: State, cards: tuple[int, ...], voids: list[int]) -> int:
+    """``tracker``'s card on engine ints: the careful policy with finer discards and feeds.
+
+    Leads a run, else the master worth most (drawing a suit the opponents still hold first),
+    else low into a suit both opponents lack; following, feeds a partner's sure trick its most
+    points but not a master, wins with the weakest sure card, contests an opponent's trick
+    worth a point, else discards the card that gives away least (``_spare``).
+    """
+    seat = state[1]
+    packed = state[2]
+    hand = packed >> (seat << 5) & _HAND
+    others = (packed | packed >> 32 | packed >> 64 | packed >> 96) & _HAND & ~hand
+    trick = state[3]
+    runs = state[4].rules.politaine != "off"
+    left, right = (seat + 1) & 3, (seat + 3) & 3
+    if not trick:
+        if runs:
+            run = _politaine_card(hand, cards, state, True)
+            if run >= 0:
+                return run
+        masters = [c for c in cards if not _STRONGER[c] & others]
+        if masters:
+            open_left, open_right = others & ~voids[left], others & ~voids[right]
+
+            def drawn(c: int) -> tuple[int, int, int]:
+                suit = SUIT_MASKS[c >> 3]
+                return (_THIRDS[c], bool(open_left & suit) + bool(open_right & suit), -c)
+
+            return max(masters, key=drawn)
+        both = voids[left] & voids[right] & ~voids[(seat + 2) & 3]
+        free = [c for c in cards if both >> c & 1]
+        return _spare(free if free else cards, hand, others)
+    led = trick[0] >> 3
+    low = led << 3
+    best = trick[0]
+    pos = 0
+    n = len(trick)
+    for i in range(1, n):
+        c = trick[i]
+        if low <= c < best:
+            best, pos = c, i
+    partner_wins = (n - pos) & 1 == 0
+    last = n == 3
+    threat = 0 if last else others & ~voids[left]
+    if partner_wins and not _STRONGER[best] & threat:
+        return max(cards, key=lambda c: (_THIRDS[c], bool(_STRONGER[c] & others), c & 7))
+    beating = [c for c in cards if low <= c < best]
+    if beating:
+        if runs:
+            run = _politaine_card(hand, beating)
+            if run >= 0:
+                return run
+        sure = [c for c in beating if not _STRONGER[c] & threat]
+        if sure:
+            return max(sure)  # the weakest card that surely wins
+        if not partner_wins and sum(_THIRDS[c] for c in trick) >= 3:
+            return max(beating)
+    return _spare(cards, hand, others)
+
+
+def _spare(cards: tuple[int, ...] | list[int], hand: int, others: int) -> int:
+    """The card that gives away least: no points, not a master, the weakest rank, then from
+    the longest suit (short suits become voids to discard on)."""
+
+    def key(c: int) -> tuple[int, bool, int, int]:
+        length = (hand & SUIT_MASKS[c >> 3]).bit_count()
+        return (_THIRDS[c], not _STRONGER[c] & others, -(c & 7), -length)
+
+    return min(cards, key=key)
+
+
 #: For each card, the mask of the stronger cards of its suit.
 _STRONGER = tuple(((1 << c) - 1) & ~((1 << (c & ~7)) - 1) for c in range(32))
 
@@ -189,8 +260,20 @@ def _cheap_key(c: int) -> tuple[int, int]:
     return (_THIRDS[c], -(c & 7))
 
 
-def _politaine_card(hand: int, cards: tuple[int, ...] | list[int]) -> int:
-    """Start a run from the top (A, then T, then 9) in a suit of T, 9 and A; -1 if none."""
+def _politaine_card(
+    hand: int, cards: tuple[int, ...] | list[int], state: State | None = None, go_on: bool = False
+) -> int:
+    """Start a run from the top (A, then T, then 9) in a suit of T, 9 and A; -1 if none.
+
+    ``go_on`` (leading, with ``state``): first go on with the seat's own run under way.
+    """
+    if go_on and state is not None:
+        run = state[4].run
+        if run is not None and run[0] == state[1]:
+            base = run[1] << 3
+            for card in (base + 2, base, base + 1):
+                if card in cards:
+                    return card
     for suit in range(4):
         if hand & TNA_MASKS[suit] == TNA_MASKS[suit]:
             base = suit << 3

@@ -3,7 +3,8 @@
 Two cards of one suit are equivalent when they are worth the same thirds and every card of that
 suit ranked between them is out of the other hands and not on the table (played in an earlier
 trick, or in the searching hand). Rank order also matters under the low-lead rule (which rank is
-lowest) and for melds (T, 9, A); there only K, Q, J, 8 and 7 merge, and with the low lead nothing.
+lowest), for melds and for politaines (T, 9, A: the T of a run under way is not the K below it);
+there only K, Q, J, 8 and 7 merge, and with the low lead nothing.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ from __future__ import annotations
 from engine.cards import CARD_THIRDS
 
 
-def distinct_cards(
-    cards: list[int], hand: int, gone: int, rules_low: bool, melds: bool
-) -> list[int]:
+def distinct_cards(cards: list[int], hand: int, gone: int, rules_low: bool, tna: bool) -> list[int]:
     """``cards`` (ints, no flags) minus those equivalent to a weaker one kept.
 
-    ``gone`` is the mask of cards played in finished tricks. Keeps the weakest card of each run.
+    ``gone`` is the mask of cards played in finished tricks; ``tna``: T, 9 and A never merge
+    (where melds or politaines count). Keeps the weakest card of each run.
     """
     if rules_low:
         return cards
@@ -28,7 +28,7 @@ def distinct_cards(
             if (
                 prev >> 3 == card >> 3
                 and CARD_THIRDS[prev] == CARD_THIRDS[card]
-                and not (melds and (card & 7) < 3)
+                and not (tna and (card & 7) < 3)
                 and _between(card, prev) & ~free == 0
             ):
                 continue

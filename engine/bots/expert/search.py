@@ -44,7 +44,9 @@ class Evaluator:
         voids: list[int] | None = None,
         eps: float = 0.0,
         rng: random.Random | None = None,
+        shrewd: bool = False,
     ) -> None:
+        self.shrewd = shrewd
         self.eps = eps
         self.rng = rng or random.Random(0)
         self.outlook = outlook
@@ -82,6 +84,7 @@ class Evaluator:
             return self.leaf(state)
         rng = self.rng
         eps = self.eps
+        shrewd = self.shrewd
         while state[0] != OVER and state[4].deal == deal:
             if eps and state[0] == PLAY_PHASE and rng.random() < eps:
                 legal = state.legal()
@@ -89,7 +92,7 @@ class Evaluator:
                 if action == CLAIM:
                     action = legal[0]
             else:
-                action = policy_action(state, voids)
+                action = policy_action(state, voids, shrewd)
             trick = state[3]
             if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
                 voids[state[1]] |= SUIT_MASKS[trick[0] >> 3]
