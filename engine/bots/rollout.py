@@ -1,8 +1,8 @@
 """``rollout``: pure Monte Carlo rollouts over sampled deals (a panel opponent).
 
 For each decision it draws ``worlds`` deals uniformly among those consistent with the hard facts
-(hand sizes, voids, announcements: the frozen ``expert-v1`` view and sampler), tries every legal
-card in each, finishes the deal with *uniformly random* legal play for all four seats, and plays
+(hand sizes, voids, announcements: the frozen ``expert-v1`` view and the shared sampler), tries
+every legal card in each, finishes the deal with *uniformly random* legal play for all four seats, and plays
 the card with the best mean point margin of the deal (its team's points minus the other's; a deal
 that ends the match counts ±100). No heuristics, no soft evidence, no match valuation: the
 classic flat Monte Carlo baseline. Fixed choices: meld everything, announce every poule, demand
@@ -23,7 +23,7 @@ from engine.actions import CLAIM, action_to_str, parse_action
 from engine.rules import rules_from_dict
 from engine.state import State
 
-from .expert_v1.sampler import Sampler
+from .expert.sampler import Sampler
 from .expert_v1.view import read_view
 from .expert_v1.world import ReplayError, Worlds
 

@@ -3,6 +3,8 @@ every preset and option, never falling back, and the levels replay exactly under
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
@@ -48,6 +50,31 @@ def test_expert_v1_still_plays_legally(rules, capsys):
     outcome = referee_match(_short(rules), seats, seed=4, match_id="v")
     assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
     assert "expert-v1:" not in capsys.readouterr().err
+
+
+#: Digests of every card ``expert-v1`` (2 deals a decision, seats 0 and 2) and ``greedy`` played
+#: in one match on seed 7, taken when ``expert-v1`` still had its own copies of the modules it
+#: now shares with the expert (``sampler``, ``outlook``).
+V1_PLAYS = {
+    "quatre-sept": "f6b0c8081f4db01c",
+    "politaine": "4f722a859e7341fc",
+    "la-poule": "ea83e87e55b77f25",
+    "pollack": "4aad0446cd3bf7a5",
+}
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_expert_v1_play_is_frozen(preset):
+    seats = [
+        BotSeat(make_bot("greedy") if s % 2 else ExpertV1Bot(worlds=2, move_ms=10_000))
+        for s in range(4)
+    ]
+    slow = AnnouncedClock(move_ms=60_000, bank_ms=10_000_000)  # no time cap binds
+    outcome = referee_match(
+        _short(rules_for(preset)), seats, seed=7, match_id="v1-frozen", clock=slow
+    )
+    plays = " ".join(c for d in outcome.replay["deals"] for t in d["tricks"] for c in t["cards"])
+    assert hashlib.sha256(plays.encode()).hexdigest()[:16] == V1_PLAYS[preset]
 
 
 def test_levels_are_builtins_with_growing_budgets():

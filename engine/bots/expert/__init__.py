@@ -70,6 +70,7 @@ class ExpertBot:
         careful: bool | None = None,
         eps: float | None = None,
         shrewd: bool | None = None,
+        smooth: bool | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -88,6 +89,7 @@ class ExpertBot:
         self.careful = option(careful, "EXPERT_CAREFUL", "1", lambda v: str(v) != "0")
         self.eps = option(eps, "EXPERT_EPS", DEFAULT_EPS, float)
         self.shrewd = option(shrewd, "EXPERT_SHREWD", "0", lambda v: str(v) != "0")
+        self.smooth = option(smooth, "EXPERT_SMOOTH", "0", lambda v: str(v) != "0")
         self.rng = random.Random(seed)
         self.seat = 0
         self.rules = None
@@ -164,6 +166,7 @@ class ExpertBot:
         evaluator = Evaluator(
             self.outlook, self.seat & 1, view.deal, self.exact_cards,
             list(view.voids) if self.careful else None, self.eps, self.rng, self.shrewd,
+            self.smooth,
         )  # fmt: skip
         action, _, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,

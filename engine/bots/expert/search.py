@@ -45,8 +45,10 @@ class Evaluator:
         eps: float = 0.0,
         rng: random.Random | None = None,
         shrewd: bool = False,
+        smooth: bool = False,
     ) -> None:
         self.shrewd = shrewd
+        self.smooth = smooth
         self.eps = eps
         self.rng = rng or random.Random(0)
         self.outlook = outlook
@@ -70,7 +72,19 @@ class Evaluator:
             winner = table.result.winner
             return 0.5 if winner is None else 1.0 if winner == team else 0.0
         score = table.score
-        return self.outlook.win_chance(score[team], score[1 - team])
+        mine, theirs = score[team], score[1 - team]
+        chance = self.outlook.win_chance(mine, theirs)
+        if self.smooth and table.history and table.history[-1].number == self.deal:
+            # The thirds short of the next card point count pro rata (a third of a point's
+            # worth each): the deal's value moves with every third, not only at multiples of 3.
+            thirds = table.history[-1].thirds
+            up, down = thirds[team] % 3, thirds[1 - team] % 3
+            win_chance = self.outlook.win_chance
+            if up:
+                chance += up / 3 * (win_chance(mine + 1, theirs) - win_chance(mine, theirs))
+            if down:
+                chance += down / 3 * (win_chance(mine, theirs + 1) - win_chance(mine, theirs))
+        return chance
 
     def rollout(self, state: State, voids: list[int] | None = None) -> float:
         """Finish the deal: exactly if it is small enough already, else with the policy."""

@@ -12,6 +12,10 @@ Budget per decision: ``max_worlds`` samples, stopped early by a time cap of ``mo
 by default), and never more than a fortieth of what is left of the bank. With the cap unreached,
 a match replays exactly (the RNG is seeded from match id and seat). Environment overrides for
 measurements: ``EXPERT_WORLDS`` and ``EXPERT_MS``.
+
+The sampler and the outlook are the expert's own modules (``engine.bots.expert``), byte for byte
+what this bot shipped with; ``tests/engine/test_panel.py`` pins this bot's play on fixed matches,
+so a change there that would move it fails (copy the old module back here if that happens).
 """
 
 from __future__ import annotations
@@ -23,14 +27,14 @@ import time
 from typing import Any
 
 from engine.actions import CLAIM, PLAY_LIMIT, parse_action
+from engine.bots.expert.outlook import Outlook
+from engine.bots.expert.sampler import Sampler
 from engine.cards import mask_from_codes as _mask
 from engine.rules import rules_from_dict
 from engine.state import State
 
-from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
 from .prune import distinct_cards
-from .sampler import Sampler
 from .search import EXACT_CARDS, Evaluator, pimc
 from .view import read_view
 from .world import ReplayError, Worlds

@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 
 from engine.actions import PLAY_LIMIT
+from engine.bots.expert.outlook import Outlook
 from engine.state import OVER, PLAY_PHASE, State
 
-from .outlook import Outlook
 from .policy import policy_action, with_flags
 
 #: Solve the deal exactly when a candidate leaves at most this many cards in the four hands.
