@@ -71,6 +71,7 @@ class ExpertBot:
         eps: float | None = None,
         shrewd: bool | None = None,
         smooth: bool | None = None,
+        shrewd_judge: bool | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -90,6 +91,7 @@ class ExpertBot:
         self.eps = option(eps, "EXPERT_EPS", DEFAULT_EPS, float)
         self.shrewd = option(shrewd, "EXPERT_SHREWD", "0", lambda v: str(v) != "0")
         self.smooth = option(smooth, "EXPERT_SMOOTH", "0", lambda v: str(v) != "0")
+        self.shrewd_judge = option(shrewd_judge, "EXPERT_JUDGE", "0", lambda v: str(v) != "0")
         self.rng = random.Random(seed)
         self.seat = 0
         self.rules = None
@@ -134,7 +136,7 @@ class ExpertBot:
         assert rules is not None and self.outlook is not None
         view = read_view(message["state"], rules.low_lead)
         sampler = Sampler(view, rules, self.rng)
-        worlds = Worlds(rules, view, decision, self.evidence)
+        worlds = Worlds(rules, view, decision, self.evidence, self.shrewd_judge)
         first, first_weight = _build(worlds, sampler)
         codes = [parse_action(a) for a in legal]
         if CLAIM in codes and claim_is_sure(first, self.seat):

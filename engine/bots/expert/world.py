@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.actions import DONE, KEEP, POLITAINE
-from engine.cards import TNA_MASKS
+from engine.actions import DONE, KEEP, PLAY_LIMIT, POLITAINE
+from engine.cards import SUIT_MASKS, TNA_MASKS
 from engine.rules import RuleSet
 from engine.state import MELD_PHASE, POULES_PHASE, REDEAL_PHASE, State, deal_state
 
@@ -57,13 +57,15 @@ def replay_world(
     judge: Callable[[State], int] | None = None,
     miss: float = 1.0,
     evidence: Evidence | None = None,
+    shrewd_judge: bool = False,
 ) -> tuple[State, float]:
     """The state of the deal in progress, had the hidden hands been ``hands`` (held now).
 
     Also a likelihood weight from ``evidence`` (``miss`` alone is ``Evidence(miss=miss)``):
     with ``judge`` (a policy), each card another seat played that differs from ``judge``'s
     choice in its place multiplies the weight by ``miss`` (opponent) or ``partner_miss``; each
-    silence (see ``Evidence``) by ``quiet``.
+    silence (see ``Evidence``) by ``quiet``. ``shrewd_judge``: the judge is the shrewd policy,
+    told the voids public at each play (``judge`` is then ignored but must be given).
     """
     ev = evidence or Evidence(miss=miss)
     me = view.seat
@@ -87,16 +89,22 @@ def replay_world(
         state = state.apply(action)
     melds = list(view.melds)
     quiet_runs = rules.politaine == "first-card" and ev.quiet < 1.0
+    voids = [0, 0, 0, 0]
     for seat, action in view.plays:
         state, silent = _melds_before(state, melds, seat, me=me)
         weight *= ev.quiet**silent
         if state.to_move != seat:
             raise ReplayError(f"seat {seat} played out of turn in the replay")
         if seat != me:
-            if judge is not None and (judge(state) ^ action) & 31:
-                weight *= ev.miss if (seat ^ me) & 1 else ev.partner_miss
+            if judge is not None:
+                guess = policy_action(state, voids, True) if shrewd_judge else judge(state)
+                if (guess ^ action) & 31:
+                    weight *= ev.miss if (seat ^ me) & 1 else ev.partner_miss
             if quiet_runs and not action & POLITAINE and _could_announce(state, seat, action):
                 weight *= ev.quiet
+        trick = state[3]
+        if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
+            voids[seat] |= SUIT_MASKS[trick[0] >> 3]
         state = state.apply(action)
     state, silent = _melds_before(state, melds, me, finish=decision == "play", me=me)
     weight *= ev.quiet**silent
@@ -146,8 +154,14 @@ class Worlds:
     """
 
     def __init__(
-        self, rules: RuleSet, view: View, decision: str, evidence: Evidence = NO_EVIDENCE
+        self,
+        rules: RuleSet,
+        view: View,
+        decision: str,
+        evidence: Evidence = NO_EVIDENCE,
+        shrewd_judge: bool = False,
     ) -> None:
+        self.shrewd_judge = shrewd_judge
         self.rules = rules
         self.view = view
         self.decision = decision
@@ -161,7 +175,13 @@ class Worlds:
             ev = self.evidence
             judge = policy_action if min(ev.miss, ev.partner_miss) < 1.0 else None
             state, weight = replay_world(
-                self.rules, self.view, hands, self.decision, judge, evidence=ev
+                self.rules,
+                self.view,
+                hands,
+                self.decision,
+                judge,
+                evidence=ev,
+                shrewd_judge=self.shrewd_judge,
             )
             self._template = state
             return state, weight
