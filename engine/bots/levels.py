@@ -4,7 +4,8 @@ up to the full expert (``docs/expert.md`` gives each level's measured strength).
 A level's budget is counted in sampled deals per decision (``worlds``), so its play replays
 exactly under a fixed seed; the time cap (``move_ms``) is a safety net that binds only on a
 loaded machine. Levels 1-3 search exactly their budget (no stopping rule, so the budgets stay
-4x apart); ``expert-4`` is the full ``expert``, stopping rule included.
+4x apart) and roll out with the careful policy (not the shrewd one); ``expert-4`` is the full
+``expert``, stopping rule and shrewd rollouts included.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def _level(number: int) -> type[ExpertBot]:
             options.setdefault("worlds", worlds)
             options.setdefault("move_ms", DEFAULT_MS)
             options.setdefault("adaptive", number == len(LEVEL_WORLDS))
+            options.setdefault("shrewd", number == len(LEVEL_WORLDS))
             super().__init__(seed, **options)
 
     Level.__name__ = Level.__qualname__ = f"ExpertLevel{number}"

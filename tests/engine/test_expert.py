@@ -18,7 +18,7 @@ from engine.bots.expert.view import read_view
 from engine.bots.expert.world import Evidence, ReplayError, replay_world
 from engine.cards import SUIT_MASKS, TNA_MASKS, mask_from_codes, parse_card
 from engine.observe import observe
-from engine.referee import referee_match
+from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
 from engine.state import State, new_match
 from tests.engine.helpers import deal, run
@@ -57,9 +57,13 @@ def test_only_legal_actions_and_no_fallbacks(rules, capsys):
 def test_deterministic_given_the_seed():
     rules = rules_for("quatre-sept", target=15)
 
+    # The budget is counted in deals; the clock's caps are lifted so that a loaded test machine
+    # cannot bind them (the bot caps itself at 30% of the move clock).
+    slow = AnnouncedClock(move_ms=60_000, bank_ms=10_000_000)
+
     def replay() -> list:
         seats = [BotSeat(ExpertBot(worlds=4, move_ms=10_000)) for _ in range(4)]
-        return referee_match(rules, seats, seed=11, match_id="same").replay["deals"]
+        return referee_match(rules, seats, seed=11, match_id="same", clock=slow).replay["deals"]
 
     assert replay() == replay()
 

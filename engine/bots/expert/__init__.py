@@ -89,7 +89,7 @@ class ExpertBot:
         self.adaptive = option(adaptive, "EXPERT_ADAPTIVE", "1", lambda v: str(v) != "0")
         self.careful = option(careful, "EXPERT_CAREFUL", "1", lambda v: str(v) != "0")
         self.eps = option(eps, "EXPERT_EPS", DEFAULT_EPS, float)
-        self.shrewd = option(shrewd, "EXPERT_SHREWD", "0", lambda v: str(v) != "0")
+        self.shrewd = option(shrewd, "EXPERT_SHREWD", "1", lambda v: str(v) != "0")
         self.smooth = option(smooth, "EXPERT_SMOOTH", "0", lambda v: str(v) != "0")
         self.shrewd_judge = option(shrewd_judge, "EXPERT_JUDGE", "0", lambda v: str(v) != "0")
         self.rng = random.Random(seed)
