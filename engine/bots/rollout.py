@@ -2,11 +2,11 @@
 
 For each decision it draws ``worlds`` deals uniformly among those consistent with the hard facts
 (hand sizes, voids, announcements: the frozen ``expert-v1`` view and the shared sampler), tries
-every legal card in each, finishes the deal with *uniformly random* legal play for all four seats, and plays
-the card with the best mean point margin of the deal (its team's points minus the other's; a deal
-that ends the match counts ±100). No heuristics, no soft evidence, no match valuation: the
-classic flat Monte Carlo baseline. Fixed choices: meld everything, announce every poule, demand
-every redeal, claim when the count reaches the target.
+every legal card in each, finishes the deal with *uniformly random* legal play for all four
+seats, and plays the card with the best mean point margin of the deal (its team's points minus
+the other's; a deal that ends the match counts ±100). No heuristics, no soft evidence, no match
+valuation: the classic flat Monte Carlo baseline. Fixed choices: meld everything, announce every
+poule, demand every redeal, claim when the count reaches the target.
 
 Budget: ``worlds`` (24) deals a decision, capped at 150 ms; the RNG is seeded from match id and
 seat, so while the cap does not bind a match replays exactly.
