@@ -26,7 +26,6 @@ This module must not import Django or ``engine``.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
 import logging
@@ -459,8 +458,8 @@ class BwrapRunner:
                 os.close(fd)
 
         def kill_tree() -> None:  # the namespace dies with bwrap; the lease's release sweeps
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(popen.pid, signal.SIGKILL)
+            # Not once reaped (``send_signal`` checks): the pid may be another process's by then.
+            popen.send_signal(signal.SIGKILL)
 
         with self._lock:
             self._running += 1
