@@ -9,7 +9,10 @@ every match, never needs.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # ``typing`` itself is not imported at run time (see engine.bots)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Each public name and the submodule that defines it.
 _EXPORTS = {
