@@ -76,6 +76,28 @@ def test_a_reaped_bwrap_seat_is_never_signalled(bwrap, make_bot, monkeypatch):
     assert signalled == []
 
 
+def test_a_reaped_trusted_program_is_never_signalled(monkeypatch):
+    import sys
+
+    from sandbox import TrustedProgram, TrustedRunner
+
+    process = TrustedRunner().start(TrustedProgram((sys.executable, "-c", "pass")))
+    for stream in (process.popen.stdin, process.popen.stdout, process.popen.stderr):
+        stream.close()
+    assert process.wait_exit(30) is not None
+    real_killpg, signalled = os.killpg, []
+
+    def killpg(group: int, sig: int) -> None:
+        if group == process.pid:
+            signalled.append(sig)
+        else:
+            real_killpg(group, sig)
+
+    monkeypatch.setattr(os, "killpg", killpg)
+    process.kill()
+    assert signalled == []
+
+
 def test_bwrap_command_line(make_bot):
     bot = make_bot(python_bot())
     runtime = host_runtime("python3")
