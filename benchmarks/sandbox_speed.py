@@ -9,8 +9,10 @@ quatre-sept match of four Python random bots in bwrap within 1.5x of bare proces
 within 3x. ``--confinement both`` (the default) runs, in the same run, bwrap with the syscall
 filter and the seat cgroups on ("bwrap") and with both off ("bwrap-light"), beside bare processes.
 Docker runs when an engine answers (``DOCKER_HOST``) and has the bot-runtime image
-(``.ci/docker.sh images`` builds it); its start-up is also split into its phases (create the
-container, start it and reach the bot's ready reply, kill and remove it).
+(``.ci/docker.sh images`` builds it): "docker" is the worker's Docker backend (``confined_runner``:
+pre-started containers, one per seat of one match, the pool's default size), "docker-cold" a
+container created and started on the match's path; the cold start-up is also split into its
+phases (create the container, start it and reach the bot's ready reply, kill and remove it).
 Figures only; nothing here asserts on timing.
 """
 
@@ -36,6 +38,7 @@ from sandbox import (
     install_package,
     open_session,
 )
+from sandbox.runners import confined_runner
 from sandbox.runners.bwrap import BwrapRunner
 from sandbox.runners.docker import DockerRunner
 from sandbox.runners.docker_warm import WarmDockerRunner
@@ -56,7 +59,7 @@ HELLO = {"type": "hello", "protocol": 1}
 
 
 #: The confined runners beside bare: the bwrap variants chosen, Docker when ``main`` finds an
-#: engine (cold, and from pre-started containers).
+#: engine (the worker's backend, from pre-started containers, and cold).
 RUNNERS: dict[str, Runner] = {}
 #: The bwrap variants: full confinement (syscall filter and seat cgroups on) and light (both off).
 VARIANTS: dict[str, dict[str, bool]] = {
@@ -91,7 +94,7 @@ def docker_runner(mode: str) -> DockerRunner | None:
 def bench_docker_phases(bot: InstalledBot, n: int) -> dict[str, list[float]]:
     """Where a Docker seat's start goes, seconds per phase: ``create`` (the API call),
     ``start+ready`` (``docker start -ai`` until the bot's ready reply), ``close`` (kill, remove)."""
-    runner = RUNNERS["docker"]
+    runner = RUNNERS["docker-cold"]
     assert isinstance(runner, DockerRunner)
     times: dict[str, list[float]] = {"create": [], "start+ready": [], "close": []}
     spec = runner.container_spec(bot)
@@ -155,13 +158,14 @@ def _starter_bot(root: Path) -> InstalledBot:
 
 
 def bench_warm_back_to_back(root: Path, matches: int) -> list[float]:
-    """Seconds per match of ``matches`` whole matches in a row from the pre-started pool, as a
-    busy worker plays them: the pool's refill (four container starts a match) runs meanwhile."""
+    """Seconds per match of ``matches`` whole matches in a row under the worker's Docker backend,
+    as a busy worker plays them: the pool's refill (four container starts a match) and the
+    removals run meanwhile, with no bare match in between."""
     from arena.runtime.seats import SessionSeat
     from engine import referee_match, rules_for
 
     bot = _starter_bot(root)
-    runner = RUNNERS["docker-warm"]
+    runner = RUNNERS["docker"]
     rules = rules_for("quatre-sept")
     times = []
     for seed in range(matches):
@@ -216,8 +220,8 @@ def main() -> None:
     print(f"confinement of 'bwrap': {BwrapRunner().confinement}")
     docker = docker_runner(args.docker)
     if docker is not None:
-        RUNNERS["docker"] = docker
-        RUNNERS["docker-warm"] = WarmDockerRunner(size=8)
+        RUNNERS["docker"] = confined_runner("docker")
+        RUNNERS["docker-cold"] = docker
     root = Path(tempfile.mkdtemp(prefix="qs-bench-"))
     root.chmod(0o711)
     try:
@@ -228,7 +232,7 @@ def main() -> None:
         match = bench_whole_match(root, args.matches)
         in_a_row = bench_warm_back_to_back(root, args.matches) if docker else []
     finally:
-        warm = RUNNERS.get("docker-warm")
+        warm = RUNNERS.get("docker")
         if isinstance(warm, WarmDockerRunner):
             warm.close()
         shutil.rmtree(root, ignore_errors=True)
@@ -257,7 +261,7 @@ def main() -> None:
         print(f"  {label:>11}: {seconds * 1e3:7.1f} ms{ratio}{goal if ratio else ''}")
     if in_a_row:
         seconds = statistics.median(in_a_row)
-        print(f"  {'docker-warm, matches back to back':>11}: {seconds * 1e3:7.1f} ms   "
+        print(f"  {'docker, matches back to back':>11}: {seconds * 1e3:7.1f} ms   "
               f"{seconds / bare_match:5.2f}x")
 
 
