@@ -21,12 +21,12 @@ thread of its own.
 
 Only the runner's own ``limits`` are served warm; other limits take the cold path.
 
-A pool container carries, besides its worker's name (``OWNER_LABEL``), the identity of the process
-that made it (``POOL_LABEL``: pid and start time). When that process dies its pipes close, and the
-loader, reading end of input, exits (``auto_remove`` removes it); a loader not yet connected gives
-up after ``CONNECT_S``. A new pool also removes the containers (and seat folders) of its worker
-whose maker is dead (``remove_stale_pool_containers``), and ``close`` (called at exit) the ones it
-holds. This module must not import Django or ``engine``.
+A pool container carries, besides its worker's name (``OWNER_LABEL``), the identity of the pool
+that made it (``POOL_LABEL``: its process's pid and start time, a pool number). When that process
+dies its pipes close, and the loader, reading end of input, exits (``auto_remove`` removes it); a
+loader not yet connected gives up after ``CONNECT_S``. A new pool also removes the containers (and
+seat folders) of its worker whose maker is dead (``remove_stale_pool_containers``), and ``close``
+(called at exit) the ones it holds. This module must not import Django or ``engine``.
 """
 
 from __future__ import annotations
@@ -152,7 +152,8 @@ os.write(fd_status, str(code).encode())
 os._exit(0)
 """
 
-#: The process that made a pool container: ``"<pid>:<start time>"`` (``process_identity``).
+#: The pool that made a container: ``"<pid>:<start time>:<pool>"``, its process's identity
+#: (``process_identity``) and a number telling the pools of one process apart.
 POOL_LABEL = "quatresept.pool"
 #: Where a pool keeps the files the engine binds into its containers (the seats' pipes and
 #: /proc/meminfo): a folder the engine reaches by the same path (the bot cache, when the worker
@@ -168,12 +169,16 @@ def process_identity(pid: int | None = None) -> str:
     return f"{pid}:{int(fields[19])}"
 
 
-def _process_alive(identity: str) -> bool:
-    pid, _, _ = identity.partition(":")
+def _process_alive(label: str) -> bool:
+    """Whether the process a pool label (or a process identity) names still runs."""
+    pid, start, *_ = [*label.split(":"), ""]
     try:
-        return process_identity(int(pid)) == identity
+        return process_identity(int(pid)) == f"{pid}:{start}"
     except (OSError, ValueError, IndexError):
         return False
+
+
+_POOLS = itertools.count()
 
 
 def remove_stale_pool_containers(owner: str | None = None, client: Any = None) -> int:
@@ -379,7 +384,8 @@ class WarmDockerRunner(DockerRunner):
             raise ValueError(f"a pool holds at least one container, not {size}")
         super().__init__(**options)
         self.size = size
-        self.identity = process_identity()
+        #: This pool's ``POOL_LABEL`` value.
+        self.identity = f"{process_identity()}:{next(_POOLS)}"
         if state is None and os.environ.get(STATE_ENV):
             state = Path(os.environ[STATE_ENV])
         if state is None:
@@ -421,7 +427,7 @@ class WarmDockerRunner(DockerRunner):
         return self.container_spec(_Stub(), limits)  # type: ignore[arg-type]
 
     def _start_one(self) -> _Warm:
-        pid, start = self.identity.split(":")
+        pid, start, _ = self.identity.split(":")
         name = f"seat-{pid}-{start}-{next(self._seat_names)}-{secrets.token_hex(8)}"
         pipes = _Pipes(self.state / name)
         pipes.make()

@@ -69,7 +69,8 @@ def test_a_pool_container_keeps_every_flag_of_a_cold_seat(tmp_path):
     assert warm["host_config"]["ReadonlyRootfs"] is True
     assert warm["host_config"]["SecurityOpt"][0] == "no-new-privileges"
     assert warm["host_config"]["Tmpfs"]["/bot"].startswith("rw,nosuid,nodev,size=")
-    assert warm["labels"][POOL_LABEL] == process_identity()
+    assert warm["labels"][POOL_LABEL] == runner.identity
+    assert runner.identity.startswith(process_identity() + ":")
     assert warm["labels"][OWNER_LABEL] == cold["labels"][OWNER_LABEL]
 
 
@@ -100,7 +101,8 @@ def test_a_pooled_container_serves_one_seat_only(docker, make_bot):
         pool.close()
     assert len(set(containers)) == 6
     assert seen == [["main.py"]] * 6
-    assert _pool_containers(docker.client, sandbox_owner()) == []
+    left = _pool_containers(docker.client, sandbox_owner())
+    assert [c for c in left if c["Labels"][POOL_LABEL] == pool.identity] == []
 
 
 @pytest.mark.docker
