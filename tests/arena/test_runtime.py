@@ -117,3 +117,21 @@ def test_rules_keys():
     assert rules_key(rules_for("quatre-sept", target=41, capot=True)) == (
         "quatre-sept{capot=true,target=41}"
     )
+
+
+def test_a_stopping_worker_closes_its_confined_runners(monkeypatch):
+    """``close_confined_runners`` (the worker's shutdown signal) closes each runner that holds
+    something (the Docker pool) once and forgets them all."""
+    from arena.runtime import specs
+
+    class Pool:
+        name = "docker"
+        closed = 0
+
+        def close(self) -> None:
+            Pool.closed += 1
+
+    monkeypatch.setattr(specs, "_CONFINED", {"docker": Pool(), "bwrap": TrustedRunner()})
+    specs.close_confined_runners()
+    specs.close_confined_runners()
+    assert Pool.closed == 1 and specs._CONFINED == {}
