@@ -4,7 +4,8 @@ beside bare processes, in the same run.
     python benchmarks/docker_cost.py [--matches 6] [--runners bare,docker,docker-cold]
                                      [--settle 2.5] [--cpu-group beside-docker|stay]
 
-Plays quatre-sept matches of four Python starter bots, runners alternating match by match, and
+Plays quatre-sept matches of four Python starter bots as the worker does
+(``arena.runtime.play.referee_seats``), runners alternating match by match, and
 prints per runner the medians of: the wall time of opening the four seats, of the four hellos, of
 the decisions and notices, of closing the four seats; and the CPU time of one match with its
 after-work (the pool's refill of four containers, the removals): this process and its children
@@ -31,9 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from arena.runtime.play import referee_seats  # noqa: E402
 from arena.runtime.seats import SessionSeat  # noqa: E402
 from benchmarks.sandbox_speed import move_beside_docker  # noqa: E402
-from engine import referee_match, rules_for  # noqa: E402
+from engine import rules_for  # noqa: E402
 from sandbox import (  # noqa: E402
     Clock,
     TrustedProgram,
@@ -124,7 +126,7 @@ def main() -> None:
                 start = time.perf_counter()
                 seats = [PhaseSeat(open_session(runner, target, CLOCK), phases) for _ in range(4)]
                 phases["open"] = time.perf_counter() - start
-                referee_match(rules, seats, seed=seed)
+                referee_seats(rules, seats, seed=seed)
                 phases["match"] = time.perf_counter() - start
                 if label != "bare":
                     time.sleep(args.settle)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from arena.runtime.seats import FaultedSeat, SessionSeat, StderrEcho
+from arena.runtime.seats import ClosedTogether, FaultedSeat, SessionSeat, StderrEcho
 from arena.runtime.specs import BotSpec, start_seat
 from engine import AnnouncedClock, MatchOutcome, Player, RuleSet, referee_match
 
@@ -51,10 +52,25 @@ def play_seats(
     played = seats if on_stderr is None else [
         StderrEcho(seat, index, on_stderr) for index, seat in enumerate(seats)
     ]
-    outcome = referee_match(rules, played, seed=seed, match_id=match_id, players=players,
-                         clock=clock)
+    outcome = referee_seats(rules, played, seed=seed, match_id=match_id, players=players,
+                            clock=clock)
     play_ms = round((time.perf_counter() - started) * 1000)
     tails = {i: seat.stderr_tail for i, seat in enumerate(seats)}
     for seat, log in outcome.logs.items():
         tails[seat] = log or tails.get(seat, "")
     return PlayedMatch(outcome=outcome, tails=tails, play_ms=play_ms)
+
+
+def referee_seats(
+    rules: RuleSet, seats: Sequence[SessionSeat | FaultedSeat | StderrEcho], **options: Any
+) -> MatchOutcome:
+    """``referee_match`` over started seats (``options`` are its keywords); every seat is closed
+    when this returns or raises. The four bots are told the match is over (stdin closed) before
+    any is waited for, so they exit and their sandboxes come down together."""
+    try:
+        return referee_match(rules, [ClosedTogether(seat) for seat in seats], **options)
+    finally:
+        for seat in seats:  # the referee closed every input, unless it raised first
+            seat.end_input()
+        for seat in seats:
+            seat.close()
