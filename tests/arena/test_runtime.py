@@ -119,6 +119,24 @@ def test_rules_keys():
     )
 
 
+def test_a_stopping_worker_closes_its_confined_runners(monkeypatch):
+    """``close_confined_runners`` (the worker's shutdown signal) closes each runner that holds
+    something (the Docker pool) once and forgets them all."""
+    from arena.runtime import specs
+
+    class Pool:
+        name = "docker"
+        closed = 0
+
+        def close(self) -> None:
+            Pool.closed += 1
+
+    monkeypatch.setattr(specs, "_CONFINED", {"docker": Pool(), "bwrap": TrustedRunner()})
+    specs.close_confined_runners()
+    specs.close_confined_runners()
+    assert Pool.closed == 1 and specs._CONFINED == {}
+
+
 #: A bot that, once its input ends, marks it in a shared folder and waits (up to 5 s) for the
 #: other three seats' marks before it exits, saying on stderr whether it saw them all.
 _WAITS_FOR_ALL = b"""import json, os, pathlib, random, sys, time
