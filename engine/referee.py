@@ -1,7 +1,8 @@
 """The referee: plays one whole match between four seats and writes its replay.
 
 Seats are anything with ``hello``, ``turn``, ``notify`` and ``close`` (the ``Seat`` protocol);
-a seat fails by raising ``SeatFault``, and the first fault ends the match as a forfeit.
+a seat fails by raising ``SeatFault``, and the first fault ends the match as a forfeit of the seat
+it names (``SeatFault.seat``: another seat that starved the one asked), else of the seat asked.
 The referee also refuses replies that are not among the legal actions. It measures each
 decision; clocks are enforced by whatever runs the seat (the platform's sandbox).
 Imports nothing of Django or the sandbox.
@@ -137,8 +138,8 @@ def referee_match(
                 reply = seats[seat].turn(message)
             except SeatFault as fault:
                 moves_ms[seat].append(_ms_since(started))
-                logs[seat] = fault.log
-                state = state.forfeit(seat, fault.kind, fault.detail)
+                logs[fault.at(seat)] = fault.log
+                state = state.forfeit(fault.at(seat), fault.kind, fault.detail)
                 break
             moves_ms[seat].append(_ms_since(started))
             if reply not in legal:
@@ -182,9 +183,9 @@ def _hello_all(
         try:
             player.hello(message)
         except SeatFault as fault:
-            logs[seat] = fault.log
+            logs[fault.at(seat)] = fault.log
             if not state.is_over:
-                return state.forfeit(seat, fault.kind, fault.detail)
+                return state.forfeit(fault.at(seat), fault.kind, fault.detail)
     return state
 
 
@@ -200,9 +201,9 @@ def _tell_all(
         try:
             player.notify(message)
         except SeatFault as fault:
-            logs[seat] = fault.log
+            logs[fault.at(seat)] = fault.log
             if not state.is_over:
-                return state.forfeit(seat, fault.kind, fault.detail)
+                return state.forfeit(fault.at(seat), fault.kind, fault.detail)
     return state
 
 

@@ -185,16 +185,17 @@ class DecisionMeter:
         costs a scan of /proc that would delay a quick start)."""
         return self.started + (limit_s / 2 if self.rescan else LAZY_S)
 
-    def begin_metering(self) -> None:
+    def begin_metering(self) -> bool:
         """Take the baseline (the tree, its threads' times, the host's steal): once per slow
-        decision."""
+        decision. True when it was taken now (the decision has just become slow)."""
         if self._metered_at is not None:
-            return
+            return False
         self._metered_at = time.monotonic()
         if self.rescan or self.members is not None or not self._pids:
             self._pids = self._lookup()
         self._base = task_times(self._pids)
         self._host = host_state()
+        return True
 
     def charged(self, *, rescan: bool = True) -> float:
         """The seconds charged to the bot so far in this decision (see the module's docstring);

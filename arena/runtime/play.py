@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from arena.runtime.seats import FaultedSeat, SessionSeat, StderrEcho
 from arena.runtime.specs import BotSpec, start_seat
 from engine import AnnouncedClock, MatchOutcome, Player, RuleSet, referee_match
+from sandbox.starvation import MatchSeats
 
 
 @dataclass
@@ -48,6 +49,7 @@ def play_seats(
         for seat in seats:
             seat.close()
         raise
+    watch_each_other(seats)
     played = seats if on_stderr is None else [
         StderrEcho(seat, index, on_stderr) for index, seat in enumerate(seats)
     ]
@@ -58,3 +60,13 @@ def play_seats(
     for seat, log in outcome.logs.items():
         tails[seat] = log or tails.get(seat, "")
     return PlayedMatch(outcome=outcome, tails=tails, play_ms=play_ms)
+
+
+def watch_each_other(seats: Sequence[SessionSeat | FaultedSeat]) -> MatchSeats:
+    """Join the match's bot sessions by seat, so that a seat that burns CPU between its turns
+    and starves the seat on turn past the backstop forfeits (``sandbox.starvation``)."""
+    table = MatchSeats()
+    for index, seat in enumerate(seats):
+        if isinstance(seat, SessionSeat):
+            table.join(index, seat.session)
+    return table
