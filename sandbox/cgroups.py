@@ -129,7 +129,7 @@ class SeatCgroup:
                     (folder / "memory.swap.max").write_text("0")
                 (folder / "pids.max").write_text(str(processes))
             else:
-                memory, pids = self.folders
+                memory, pids = self.folders[:2]
                 (memory / "memory.limit_in_bytes").write_text(str(memory_bytes))
                 with contextlib.suppress(OSError):  # swap accounting off: no memsw files
                     (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
