@@ -8,7 +8,8 @@ wall time, and being kept off the CPU by a busy worker costs nothing. The clock 
 charged time reaches the limit (the bot's ``timeout``); a wall-clock backstop of
 ``BACKSTOP_FACTOR`` times the limit ends a decision that the host starved: then, if the charged
 time is still under the limit, the timeout is the platform's (``PlatformTimeout``: the match is
-played again), never the bot's.
+played again), never the bot's, unless another seat of the match burned CPU between its turns
+meanwhile: then that seat forfeits (``sandbox.starvation``).
 
 Invariants: ``charged <= wall`` is not assumed (a bot with many busy threads is charged all their
 CPU); the threads of the tree counted are those seen when the meter started, plus any found later
@@ -41,7 +42,8 @@ _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 class PlatformTimeout(Exception):
     """The host kept a seat off the CPU until the backstop while its charged time was under its
-    limit: the platform's failure (the match is played again), not the bot's fault."""
+    limit, and no other seat of the match burned CPU meanwhile (``sandbox.starvation``): the
+    platform's failure (the match is played again), not a bot's fault."""
 
 
 @dataclass(frozen=True)

@@ -251,7 +251,7 @@ class BotSession:
             now = time.monotonic()
             if now >= backstop:
                 self._channel.drain(0)
-                self._blame_starver(limit_s, charged, what)
+                self._blame_starver(limit_s, what)
                 self._platform_fault = PlatformTimeout(
                     f"{what}: the host kept the bot off the CPU: {charged * 1000:.0f} ms of its "
                     f"{limit_s * 1000:.0f} ms used after {BACKSTOP_FACTOR:g} times that on the "
@@ -260,7 +260,7 @@ class BotSession:
                 raise self._platform_fault
             deadline = min(backstop, now + max(limit_s - charged, 0.05))
 
-    def _blame_starver(self, limit_s: float, charged: float, what: str) -> None:
+    def _blame_starver(self, limit_s: float, what: str) -> None:
         """At the backstop: raise the fault of the seat that starved this one, if one did."""
         seats = self.match_seats
         if seats is None or self.seat is None:
@@ -269,11 +269,13 @@ class BotSession:
         if blame is None:
             return
         self._cut = True
+        cpu_ms, wall_ms = (self._meter.last.get(k, 0.0) * 1000 for k in ("cpu_s", "wall_s"))
         detail = (
             f"seat {blame.seat} used {blame.cpu_s * 1000:.0f} ms of CPU between its turns while "
             f"seat {self.seat} was on turn ({what}) and starved it: seat {self.seat} got "
-            f"{charged * 1000:.0f} ms of its {limit_s * 1000:.0f} ms in {BACKSTOP_FACTOR:g} times "
-            "that on the wall clock; CPU burned between turns that starves another seat forfeits "
+            f"{cpu_ms:.0f} ms of CPU in {wall_ms:.0f} ms, "
+            f"{BACKSTOP_FACTOR:g} times its limit of {limit_s * 1000:.0f} ms; CPU burned between "
+            "turns that starves another seat forfeits "
             f"(CPU read from {blame.source}; {self._meter.describe()})"
         )
         raise seats.seat_session(blame.seat).forfeit_for_starving(detail)
