@@ -14,9 +14,11 @@ time. Only when no seat is to blame is the backstop the platform's failure, as b
 Invariants: a quick decision reads nothing (the baseline is taken only when metering begins).
 A seat's CPU is cumulative: from its cgroup when it has one (v2 ``cpu.stat``, v1
 ``cpuacct.usage``), so threads and processes that ended meanwhile still count; otherwise from the
-schedstat of its live threads (a /proc scan), where a thread or process that ends before the
-second reading hides its CPU. Only seats that answered ``hello`` and have not faulted are counted:
-a bot still starting up is not between turns. This module must not import Django or ``engine``.
+schedstat of its live threads, where a thread or process that ends before the second reading
+hides its CPU (the seat's processes are looked up by a /proc scan once, at its first reading, and
+kept: a process it forks later is not seen either). Only seats that answered ``hello`` and have
+not faulted are counted: a bot still starting up is not between turns. This module must not
+import Django or ``engine``.
 """
 
 from __future__ import annotations
@@ -47,13 +49,16 @@ class SeatCpu:
         self._cgroup = cgroup if cgroup is not None and cgroup.cpu_source else None
         #: Where the figure comes from, in words (for the fault's detail).
         self.source: str = self._cgroup.cpu_source if self._cgroup is not None else LIVE_SOURCE
+        self._pids: list[int] | None = None  # without a cgroup: the tree, found once
 
     def seconds(self) -> float | None:
-        """CPU seconds so far (None where nothing can be read): one file read with a cgroup, a
-        /proc scan and a read per live thread without."""
+        """CPU seconds so far (None where nothing can be read): one file read with a cgroup; a
+        read per live thread without (and a /proc scan, the first time)."""
         if self._cgroup is not None:
             return self._cgroup.cpu_seconds()
-        times = task_times(tree_pids(self.root, self.uid))
+        if self._pids is None:
+            self._pids = tree_pids(self.root, self.uid)
+        times = task_times(self._pids)
         return None if times is None else sum(times.cpu.values())
 
 

@@ -15,12 +15,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
-from sandbox import BotFault, BotSession, Clock
+from sandbox import BotFault, BotSession, Clock, TrustedProgram, TrustedRunner, open_session
 from sandbox.clocks import PlatformTimeout, task_times, tree_pids
-from sandbox.starvation import MatchSeats
+from sandbox.starvation import LIVE_SOURCE, MatchSeats
 from tests.sandbox.helpers import hello, python_bot, turn
 
 MOVE_MS = 500
@@ -184,3 +185,28 @@ def test_an_idle_bot_beside_a_bot_out_of_time_is_not_blamed(table):
         victim.turn(turn(1))
     assert raised.value.kind == "timeout" and raised.value.seat is None
     assert victim.fault is raised.value and idle.fault is None
+
+
+def test_without_a_cgroup_the_live_threads_are_read(tmp_path: Path):
+    """Seats with no cgroup (trusted processes here): the burner's live threads are read, and the
+    detail says where the figure came from."""
+    seats = MatchSeats()
+    sessions: list[BotSession] = []
+    try:
+        for number, (source, nice) in enumerate(((THINKER, 19), (THREAD_BURNER, -20))):
+            path = tmp_path / f"bot{number}.py"
+            path.write_text(source)
+            session = open_session(
+                TrustedRunner(), TrustedProgram((sys.executable, "-u", str(path))), CLOCK
+            )
+            sessions.append(session)
+            session.hello(hello(seat=number))
+            seats.join(number, session)
+            _pin(session, nice)
+        fault = _starved_by(*sessions, 1)
+        assert LIVE_SOURCE in fault.detail
+    finally:
+        for session in sessions:
+            _unpin(session)
+        for session in reversed(sessions):
+            session.close()
