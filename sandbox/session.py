@@ -243,8 +243,8 @@ class BotSession:
                 return self._read(deadline, what)
             except ChannelTimeout:
                 pass
-            if meter.begin_metering() and self.match_seats is not None:
-                self.match_seats.begin(self.seat)  # type: ignore[arg-type]
+            if meter.begin_metering() and self.match_seats is not None and self.seat is not None:
+                self.match_seats.begin(self.seat)  # the others' CPU, from now on
             charged = meter.charged()
             if charged >= limit_s and not meter.starved_now(limit_s):
                 self._raise("timeout", f"{timeout_detail} ({meter.describe()})")
