@@ -176,11 +176,13 @@ def bench_whole_match(root: Path, matches: int) -> dict[str, list[float]]:
     """Whole quatre-sept matches of four copies of the Python starter bot (random over legal),
     started fresh for every match as the platform does, bare vs in bwrap; seconds per match.
 
-    The engine's referee plays them; ``arena.runtime.seats.SessionSeat`` adapts the sessions
-    (a benchmark may use every layer, the sandbox package itself may not import ``engine``).
+    The engine's referee plays them as the worker does (``arena.runtime.play.referee_seats``,
+    which closes the four seats together; ``arena.runtime.seats.SessionSeat`` adapts the
+    sessions: a benchmark may use every layer, the sandbox package may not import ``engine``).
     """
+    from arena.runtime.play import referee_seats
     from arena.runtime.seats import SessionSeat
-    from engine import referee_match, rules_for
+    from engine import rules_for
 
     bot = _starter_bot(root)
     rules = rules_for("quatre-sept")
@@ -189,7 +191,7 @@ def bench_whole_match(root: Path, matches: int) -> dict[str, list[float]]:
         for label, runner, target in _starters(bot):
             start = time.perf_counter()
             seats = [SessionSeat(open_session(runner, target, CLOCK)) for _ in range(4)]
-            outcome = referee_match(rules, seats, seed=seed)
+            outcome = referee_seats(rules, seats, seed=seed)
             times[label].append(time.perf_counter() - start)
             if outcome.replay["result"]["fault"] is not None:
                 raise RuntimeError(f"{label} match {seed} faulted: {outcome.replay['result']}")

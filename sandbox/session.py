@@ -138,6 +138,13 @@ class BotSession:
             "reading its stdin",
         )
 
+    def end_input(self) -> None:
+        """Close the bot's stdin (it reads end of file and should exit) without waiting: the
+        first half of ``close``, so that the bots of a match wind down together. Idempotent;
+        nothing is asked of the bot after it."""
+        if not self._closed:
+            self._channel.close_stdin()
+
     def close(self) -> None:
         """Close stdin, give the bot ``CLOSE_GRACE_S`` to exit (none after a fault), then kill the
         whole tree and free its resources. Idempotent."""

@@ -131,9 +131,7 @@ def test_only_ready_versions_play(alice, upload, versions, client_for):
     from tests.arena.conftest import CRASH_BOT
 
     failed = upload(alice, "crashy", CRASH_BOT).json()["latest_version"]["id"]
-    # The refusal is what this test is about, whatever the validation said (once, under a loaded
-    # full run, this version read as ready: see the session's note).
-    BotVersion.objects.filter(pk=failed).update(status=VersionStatus.FAILED)
+    assert BotVersion.objects.get(pk=failed).status == VersionStatus.FAILED
     response = create(client_for(alice), [versions[0], failed])
     assert response.status_code == 400
     assert "not ready" in response.json()["versions"][0]

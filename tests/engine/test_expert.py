@@ -16,7 +16,7 @@ from engine.bots.expert.view import read_view
 from engine.bots.expert.world import Evidence, ReplayError, replay_world
 from engine.cards import SUIT_MASKS, TNA_MASKS, parse_card
 from engine.observe import observe
-from engine.referee import referee_match
+from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
 from engine.state import State, new_match
 
@@ -56,7 +56,9 @@ def test_deterministic_given_the_seed():
 
     def replay() -> list:
         seats = [BotSeat(ExpertBot(worlds=4, move_ms=10_000)) for _ in range(4)]
-        return referee_match(rules, seats, seed=11, match_id="same").replay["deals"]
+        # A move clock far away: the time cap (0.3 of it) never binds, even on a loaded machine.
+        clock = AnnouncedClock(move_ms=600_000, bank_ms=6_000_000)
+        return referee_match(rules, seats, seed=11, match_id="same", clock=clock).replay["deals"]
 
     assert replay() == replay()
 

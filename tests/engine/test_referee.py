@@ -12,6 +12,7 @@ from engine.check import check_replay
 from engine.faults import SeatFault
 from engine.referee import AnnouncedClock, FunctionSeat, Player, referee_match
 from engine.rules import rules_for
+from engine.state import new_match
 from tests.engine.reference import check_rules
 
 REPLAY_KEYS = {"format", "match", "seed", "rules", "players", "deals", "result", "moves_ms"}
@@ -263,6 +264,38 @@ def test_a_fault_at_hello_forfeits():
     assert result["fault"]["seat"] == 2
     assert all(not r.of_type("turn") for r in seats)
     assert outcome.replay["moves_ms"] == [[], [], [], []]
+
+
+def _first_seed_with_an_instant_win(preset: str = "quatre-sept") -> int:
+    rules = rules_for(preset)
+    return next(seed for seed in range(10_000) if new_match(rules, seed).is_over)
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2, 3])
+def test_a_fault_at_hello_forfeits_even_when_the_first_deal_is_an_instant_win(seat):
+    # The deal counts only once every seat has answered hello: a bot that crashed at hello must
+    # not win (nor pass validation) because the first deal holds four 7s for one hand.
+    seed = _first_seed_with_an_instant_win()
+    seats = [Recorder() for _ in range(4)]
+    seats[seat] = Recorder(fail_on="hello")
+    outcome, _ = play(seed=seed, seats=seats)
+    result = outcome.replay["result"]
+    assert result["reason"] == "forfeit" and result["winner"] == 1 - seat % 2
+    assert result["fault"] == {"seat": seat, "kind": "crash", "detail": "failed at hello"}
+    assert result["score"] == [0, 0]
+    [deal] = outcome.replay["deals"]
+    assert deal["end"] == "forfeit" and deal["tricks"] == []
+    assert [len(r.of_type("hello")) for r in seats] == [1] * (seat + 1) + [0] * (3 - seat)
+    check_replay(outcome.replay)
+
+
+def test_without_a_fault_the_instant_win_still_ends_the_match_at_the_deal():
+    seed = _first_seed_with_an_instant_win()
+    outcome, seats = play(seed=seed)
+    assert outcome.replay["result"]["reason"] == "four-sevens"
+    assert outcome.replay["result"]["fault"] is None
+    assert all(len(r.of_type("hello")) == 1 and not r.of_type("turn") for r in seats)
+    check_replay(outcome.replay)
 
 
 def test_a_fault_at_deal_end_forfeits():
