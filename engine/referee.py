@@ -1,7 +1,8 @@
 """The referee: plays one whole match between four seats and writes its replay.
 
 Seats are anything with ``hello``, ``turn``, ``notify`` and ``close`` (the ``Seat`` protocol);
-a seat fails by raising ``SeatFault``, and the first fault ends the match as a forfeit.
+a seat fails by raising ``SeatFault``, and the first fault ends the match as a forfeit of the seat
+it names (``SeatFault.seat``: another seat that starved the one asked), else of the seat asked.
 The referee also refuses replies that are not among the legal actions. It measures each
 decision; clocks are enforced by whatever runs the seat (the platform's sandbox).
 Imports nothing of Django or the sandbox.
@@ -136,8 +137,8 @@ def referee_match(
                 reply = seats[seat].turn(message)
             except SeatFault as fault:
                 moves_ms[seat].append(_ms_since(started))
-                logs[seat] = fault.log
-                state = state.forfeit(seat, fault.kind, fault.detail)
+                logs[fault.at(seat)] = fault.log
+                state = state.forfeit(fault.at(seat), fault.kind, fault.detail)
                 break
             moves_ms[seat].append(_ms_since(started))
             if reply not in legal:
@@ -184,8 +185,8 @@ def _hello_all(
         try:
             player.hello(message)
         except SeatFault as fault:
-            logs[seat] = fault.log
-            return forfeit_at_hello(rules, seed, seat, fault.kind, fault.detail)
+            logs[fault.at(seat)] = fault.log
+            return forfeit_at_hello(rules, seed, fault.at(seat), fault.kind, fault.detail)
     return new_match(rules, seed)
 
 
@@ -201,9 +202,9 @@ def _tell_all(
         try:
             player.notify(message)
         except SeatFault as fault:
-            logs[seat] = fault.log
+            logs[fault.at(seat)] = fault.log
             if not state.is_over:
-                return state.forfeit(seat, fault.kind, fault.detail)
+                return state.forfeit(fault.at(seat), fault.kind, fault.detail)
     return state
 
 

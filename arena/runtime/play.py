@@ -13,6 +13,7 @@ from typing import Any
 from arena.runtime.seats import ClosedTogether, FaultedSeat, SessionSeat, StderrEcho
 from arena.runtime.specs import BotSpec, start_seat
 from engine import AnnouncedClock, MatchOutcome, Player, RuleSet, referee_match
+from sandbox.starvation import MatchSeats
 
 
 @dataclass
@@ -66,7 +67,9 @@ def referee_seats(
 ) -> MatchOutcome:
     """``referee_match`` over started seats (``options`` are its keywords); every seat is closed
     when this returns or raises. The four bots are told the match is over (stdin closed) before
-    any is waited for, so they exit and their sandboxes come down together."""
+    any is waited for, so they exit and their sandboxes come down together. The seats watch each
+    other (``watch_each_other``): one that starves the seat on turn forfeits."""
+    watch_each_other(seats)
     try:
         return referee_match(rules, [ClosedTogether(seat) for seat in seats], **options)
     finally:
@@ -74,3 +77,14 @@ def referee_seats(
             seat.end_input()
         for seat in seats:
             seat.close()
+
+
+def watch_each_other(seats: Sequence[SessionSeat | FaultedSeat | StderrEcho]) -> MatchSeats:
+    """Join the match's bot sessions by seat, so that a seat that burns CPU between its turns
+    and starves the seat on turn past the backstop forfeits (``sandbox.starvation``)."""
+    table = MatchSeats()
+    for index, seat in enumerate(seats):
+        inner = seat.seat if isinstance(seat, StderrEcho) else seat
+        if isinstance(inner, SessionSeat):
+            table.join(index, inner.session)
+    return table

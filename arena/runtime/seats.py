@@ -1,6 +1,7 @@
 """The adapter that turns a sandbox ``BotSession`` into an engine ``Seat``.
 
-``BotFault`` becomes ``SeatFault`` with the stderr tail as its log. Must not import Django.
+``BotFault`` becomes ``SeatFault`` with the stderr tail as its log, and the seat it belongs to when
+that is another seat (one that starved the seat on turn). Must not import Django.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class FaultedSeat:
 
 
 def _seat_fault(fault: BotFault) -> SeatFault:
-    return SeatFault(fault.kind, fault.detail, fault.stderr_tail)
+    return SeatFault(fault.kind, fault.detail, fault.stderr_tail, seat=fault.seat)
 
 
 class StderrFollower:

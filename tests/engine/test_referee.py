@@ -32,10 +32,12 @@ REASONS = {
 class Recorder:
     """A seat playing like a random bot that keeps every message it was sent."""
 
-    def __init__(self, fail_on: str | None = None, at_turn: int = 1, kind: str = "crash"):
+    def __init__(self, fail_on: str | None = None, at_turn: int = 1, kind: str = "crash",
+                 blame: int | None = None):
         self.bot = make_bot("random")
         self.messages: list[dict[str, Any]] = []
         self.fail_on, self.at_turn, self.kind = fail_on, at_turn, kind
+        self.blame = blame  # the seat a turn's fault names (one that starved this seat)
         self.turns = 0
         self.closed = False
 
@@ -49,7 +51,8 @@ class Recorder:
         self.messages.append(message)
         self.turns += 1
         if self.fail_on == "turn" and self.turns == self.at_turn:
-            raise SeatFault(self.kind, f"failed at turn {self.turns}", log="stderr tail")
+            raise SeatFault(self.kind, f"failed at turn {self.turns}", log="stderr tail",
+                            seat=self.blame)
         if self.fail_on == "illegal" and self.turns == self.at_turn:
             return "play ZZ"
         return self.bot.act(message)
@@ -186,6 +189,29 @@ def test_a_seat_fault_forfeits_the_match():
         assert recorder.messages[-1]["reason"] == "forfeit"
     check_rules(outcome.replay)
     check_replay(outcome.replay)
+
+
+@pytest.mark.parametrize(("on_turn", "starver", "at_turn"),
+                         [(0, 1, 1), (2, 3, 7), (1, 2, 30), (3, 0, 12), (0, 2, 5)])
+def test_a_fault_naming_another_seat_forfeits_that_seat(on_turn, starver, at_turn):
+    """A seat that starved the seat on turn (the fault of the on-turn call names it) forfeits;
+    the on-turn seat's cut decision is timed, and the replay still checks."""
+    seats = [Recorder() for _ in range(4)]
+    seats[on_turn] = Recorder(fail_on="turn", at_turn=at_turn, kind="timeout", blame=starver)
+    outcome, _ = play(seed=8, seats=seats)
+    result = outcome.replay["result"]
+    assert result["winner"] == 1 - starver % 2
+    assert result["fault"] == {"seat": starver, "kind": "timeout",
+                               "detail": f"failed at turn {at_turn}"}
+    assert outcome.logs == {starver: "stderr tail"}
+    assert len(outcome.replay["moves_ms"][on_turn]) == at_turn
+    check_rules(outcome.replay)
+    check_replay(outcome.replay)
+
+
+def test_a_fault_names_a_seat_of_the_table():
+    with pytest.raises(ValueError, match="seat"):
+        SeatFault("timeout", "starved", seat=4)
 
 
 @pytest.mark.parametrize("seat", range(4))
