@@ -1,7 +1,8 @@
 """Fair clocks' cost: the decision round trip to a persistent bot in bwrap with the fair clock
 (``sandbox.clocks``) and with a plain wall clock (its meter never reads /proc), alternated in
 blocks in the same run; and what metering one slow decision costs (the tree scan and the
-threads' schedstat, at the start and at each check).
+threads' schedstat, at the start and at each check), and what reading the three other seats' CPU
+costs (``sandbox.starvation``: their cgroups, once when metering begins and once at the backstop).
 
     python benchmarks/clock_speed.py [--decisions 3000] [--slow 200]
 
@@ -25,13 +26,14 @@ from benchmarks.sandbox_speed import CLOCK, HELLO, TRIVIAL_BOT
 from sandbox import install_package, open_session
 from sandbox.clocks import DecisionMeter
 from sandbox.runners.bwrap import BwrapRunner
+from sandbox.starvation import MatchSeats
 
 
 class WallMeter(DecisionMeter):
     """The reference: a meter that never starts metering (charged time = wall time)."""
 
-    def begin_metering(self) -> None:
-        return None
+    def begin_metering(self) -> bool:
+        return False
 
 
 def bench_round_trips(root: Path, decisions: int, blocks: int = 10) -> dict[str, list[float]]:
@@ -59,12 +61,18 @@ def bench_round_trips(root: Path, decisions: int, blocks: int = 10) -> dict[str,
 
 
 def bench_metering(root: Path, n: int) -> dict[str, list[float]]:
-    """Seconds to start metering a bwrap seat and to compute its charged time once."""
+    """Seconds to start metering a bwrap seat and to compute its charged time once; to read the
+    other three seats' CPU (the baseline) and to look for a seat to blame."""
     bot = install_package(TRIVIAL_BOT, "trivial.py", root / "meter")
-    times: dict[str, list[float]] = {"begin": [], "check": []}
-    with open_session(BwrapRunner(), bot, CLOCK) as session:
-        session.hello(HELLO)
-        meter = session._meter  # its tree found during hello, as in a match
+    times: dict[str, list[float]] = {"begin": [], "check": [], "seats": [], "blame": []}
+    runner = BwrapRunner()
+    sessions = [open_session(runner, bot, CLOCK) for _ in range(4)]
+    try:
+        table = MatchSeats()
+        for seat, session in enumerate(sessions):
+            session.hello(HELLO)
+            table.join(seat, session)
+        meter = sessions[0]._meter  # its tree found during hello, as in a match
         for _ in range(n):
             meter.start()
             start = time.perf_counter()
@@ -72,8 +80,17 @@ def bench_metering(root: Path, n: int) -> dict[str, list[float]]:
             middle = time.perf_counter()
             meter.charged()
             end = time.perf_counter()
+            table.begin(0)
+            seats = time.perf_counter()
+            table.blame(0, 0.0)
+            blame = time.perf_counter()
             times["begin"].append(middle - start)
             times["check"].append(end - middle)
+            times["seats"].append(seats - end)
+            times["blame"].append(blame - seats)
+    finally:
+        for session in sessions:
+            session.close()
     return times
 
 
@@ -97,6 +114,9 @@ def main() -> None:
     print(f"metering a slow decision (> 20 ms) of a bwrap seat, median of {args.slow}")
     print(f"  {'begin':>6}: {begin:7.1f} µs   (schedstat of the tree's threads, host state)")
     print(f"  {'check':>6}: {check:7.1f} µs   (schedstat of the tree's threads, at each deadline)")
+    seats, blame = (statistics.median(metering[k]) * 1e6 for k in ("seats", "blame"))
+    print(f"  {'seats':>6}: {seats:7.1f} µs   (the 3 other seats' CPU, when metering begins)")
+    print(f"  {'blame':>6}: {blame:7.1f} µs   (the same again, at the backstop only)")
 
 
 if __name__ == "__main__":

@@ -70,6 +70,7 @@ from sandbox.runners.runtimes import host_runtime  # noqa: E402
 CLOCK = Clock(hello_ms=10_000, move_ms=5_000, bank_ms=10**9)
 VARIANTS: dict[str, dict[str, Any]] = {
     "bwrap": {}, "bwrap-light": {"seccomp": False, "cgroups": False},
+    "bwrap-own-netns": {"share_netns": False},
 }
 PHASES = ("start", "hello", "decisions", "engine", "close")
 

@@ -11,7 +11,13 @@ import os
 import socket
 
 from celery import Celery
-from celery.signals import task_prerun, worker_init, worker_process_init
+from celery.signals import (
+    task_prerun,
+    worker_init,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_shutdown,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -50,14 +56,19 @@ def _no_health_check_query(**kwargs) -> None:
 @worker_init.connect
 def _sandbox_containers_of_a_dead_predecessor(sender=None, **kwargs) -> None:
     """Under the Docker sandbox, name this worker's seat containers after its host and node name
-    (inherited by its pool processes) and, before it plays, remove the containers a dead worker
-    of the same name left (a crashed worker container restarts under the same host name)."""
+    (inherited by its pool processes), size their pre-started containers (``ARENA_DOCKER_POOL``,
+    their files in the bot cache, which the engine reaches by the same path) and, before it
+    plays, remove the containers a dead worker of the same name left (a crashed worker container
+    restarts under the same host name)."""
     from django.conf import settings
 
     if settings.ARENA_SANDBOX != "docker":
         return
     owner = f"{socket.gethostname()}/{getattr(sender, 'hostname', '') or 'celery'}"
     os.environ["QUATRESEPT_SANDBOX_OWNER"] = owner
+    os.environ["QUATRESEPT_DOCKER_POOL"] = str(settings.ARENA_DOCKER_POOL)
+    seat_files = settings.ARENA_BOT_CACHE / ".docker-seats"
+    os.environ.setdefault("QUATRESEPT_DOCKER_STATE", str(seat_files))
     from sandbox.runners.docker import remove_owned_containers
 
     try:
@@ -67,3 +78,13 @@ def _sandbox_containers_of_a_dead_predecessor(sender=None, **kwargs) -> None:
         return
     if removed:
         logging.getLogger(__name__).warning("removed %d sandbox containers %s left", removed, owner)
+
+
+@worker_process_shutdown.connect
+@worker_shutdown.connect
+def _sandbox_runners_closed(**kwargs) -> None:
+    """A stopping worker process removes the seat containers it pre-started (a killed one leaves
+    them to the next worker of its name, or they leave by themselves: see ``docker_warm``)."""
+    from arena.runtime.specs import close_confined_runners
+
+    close_confined_runners()

@@ -248,6 +248,9 @@ SPECTACULAR_SETTINGS = {
 ARENA_SANDBOX = os.environ.get("ARENA_SANDBOX", "bwrap")
 #: Where workers unpack bot versions, one folder per package hash.
 ARENA_BOT_CACHE = Path(os.environ.get("ARENA_BOT_CACHE", VAR_DIR / "bots")).resolve()
+#: Under ARENA_SANDBOX=docker: pre-started seat containers per worker process (each serves one seat
+#: of one match and is removed); 0 starts every seat's container on the match's path.
+ARENA_DOCKER_POOL = int(os.environ.get("ARENA_DOCKER_POOL", "4"))
 #: Hard limit on one match task, in seconds (a match's clocks allow 4 x (10 s + 60 s) of thinking).
 ARENA_MATCH_TIME_LIMIT = int(os.environ.get("ARENA_MATCH_TIME_LIMIT", "600"))
 #: A match running longer than this is failed by the sweep (its worker is presumed lost); above

@@ -52,7 +52,9 @@ class _ReplaySeat:
 
     All four share the engine's state (``shadow``), moved on by each answer. A fault outside a
     turn (at ``hello`` or ``deal_end``) shows in the replay as a forfeit whose seat has no
-    decision time for it in ``moves_ms``; it is raised at the first such message that fits.
+    decision time for it in ``moves_ms``; it is raised at the first such message that fits. A
+    fault of a seat that starved another seat's decision shows as a forfeit by the first while
+    the second has one decision time more than it answered: that decision raises it.
     """
 
     def __init__(self, seat: int, replay: dict[str, Any], deals: list[dict], state: State) -> None:
@@ -65,8 +67,11 @@ class _ReplaySeat:
         result = replay.get("result") or {}
         fault = result.get("fault") if result.get("reason") == "forfeit" else None
         self.fault = fault if fault and fault.get("seat") == seat else None
-        timed = len(replay.get("moves_ms", [[]] * 4)[seat]) if self.fault else 0
-        # Decisions timed for this seat: one more than it answered if it failed in a turn.
+        #: The match's fault, whichever seat it was (it may end another seat's decision).
+        self.match_fault = fault
+        #: Decisions timed for this seat: one more than it answered if the match ended in one.
+        self.moves = len(replay.get("moves_ms", [[]] * 4)[seat])
+        timed = self.moves if self.fault else 0
         self.timed = timed
 
     def _fail(self) -> None:
@@ -74,7 +79,19 @@ class _ReplaySeat:
         raise SeatFault(self.fault["kind"], self.fault["detail"])
 
     def _fails_outside_turns(self) -> bool:
-        return self.fault is not None and self.timed == self.answered
+        return (self.fault is not None and self.timed == self.answered
+                and not self._pending_elsewhere())
+
+    def _pending_elsewhere(self) -> bool:
+        """Another seat has a timed decision still to come (the match does not end here)."""
+        return any(o.moves > o.answered for o in self.others if o is not self)
+
+    def _cut_here(self) -> bool:
+        """This decision is the last timed one of the match and another seat's fault ended it
+        (that seat starved this one)."""
+        fault = self.match_fault
+        return (fault is not None and fault.get("seat") != self.seat
+                and self.moves == self.answered + 1 and not self._pending_elsewhere())
 
     def hello(self, message: dict[str, Any]) -> None:
         forfeit_deal = self.deals[-1] if self.deals else {}
@@ -93,13 +110,21 @@ class _ReplaySeat:
 
     def turn(self, message: dict[str, Any]) -> str:
         state = self.shadow
+        cut = self._cut_here()
+        if cut:
+            fault_seat: int | None = self.match_fault["seat"]  # type: ignore[index]
+        else:
+            fault_seat = None if self._pending_elsewhere() else self.seat
         try:
-            action = _answer(state, self.deals, self.replay["result"], self.seat)
+            action = _answer(state, self.deals, self.replay["result"], self.seat, fault_seat)
         except (IndexError, KeyError, ValueError) as error:
             raise ReplayMismatch(
                 f"deal {state.deal}: no decision for seat {self.seat}: {error}"
             ) from error
         if action is None:
+            if cut:
+                fault = self.match_fault or {}
+                raise SeatFault(fault["kind"], fault["detail"], seat=fault_seat)
             if self.fault is None:
                 raise ReplayMismatch(
                     f"deal {state.deal}: replay stops with seat {self.seat} to move"
@@ -117,8 +142,11 @@ class _ReplaySeat:
         return action
 
 
-def _answer(state: State, deals: list[dict], result: dict, seat: int) -> str | None:
-    """The action the replay says ``seat`` took now; None where the replay's fault happened."""
+def _answer(
+    state: State, deals: list[dict], result: dict, seat: int, fault_seat: int | None
+) -> str | None:
+    """The action the replay says ``seat`` took now; None where the replay's fault happened
+    (a fault of ``fault_seat`` may end this decision; None: no fault can)."""
     index = len(state.history)
     deal = deals[index]
     trick_no = len(state.tricks) + 1
@@ -129,7 +157,7 @@ def _answer(state: State, deals: list[dict], result: dict, seat: int) -> str | N
         done = len(state.redeals)
         if done < len(deal["redeals"]) and deal["redeals"][done]["by"] == seat:
             return "redeal"
-        if index == len(deals) - 1 and _faulted_here(state, deal, fault, seat, redeal=True):
+        if index == len(deals) - 1 and _faulted_here(state, deal, fault, fault_seat, redeal=True):
             return None
         return "keep"
     if decision == "poules":
@@ -146,7 +174,7 @@ def _answer(state: State, deals: list[dict], result: dict, seat: int) -> str | N
         )
         if made < len(melds):
             return melds[made]
-        if _faulted_here(state, deal, fault, seat):
+        if _faulted_here(state, deal, fault, fault_seat):
             return None
         return "done"
     # play
@@ -175,10 +203,11 @@ def _answer(state: State, deals: list[dict], result: dict, seat: int) -> str | N
 
 
 def _faulted_here(
-    state: State, deal: dict, fault: dict | None, seat: int, redeal: bool = False
+    state: State, deal: dict, fault: dict | None, seat: int | None, redeal: bool = False
 ) -> bool:
-    """Whether the replay's forfeit fell on this decision: the deal shows nothing after it."""
-    if not fault or fault["seat"] != seat or deal.get("end") != "forfeit":
+    """Whether the replay's forfeit (of ``seat``) fell on this decision: the deal shows nothing
+    after it."""
+    if not fault or seat is None or fault["seat"] != seat or deal.get("end") != "forfeit":
         return False
     if redeal:
         return not deal["tricks"] and len(state.redeals) == len(deal["redeals"])

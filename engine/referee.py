@@ -1,7 +1,8 @@
 """The referee: plays one whole match between four seats and writes its replay.
 
 Seats are anything with ``hello``, ``turn``, ``notify`` and ``close`` (the ``Seat`` protocol);
-a seat fails by raising ``SeatFault``, and the first fault ends the match as a forfeit.
+a seat fails by raising ``SeatFault``, and the first fault ends the match as a forfeit of the seat
+it names (``SeatFault.seat``: another seat that starved the one asked), else of the seat asked.
 The referee also refuses replies that are not among the legal actions. It measures each
 decision; clocks are enforced by whatever runs the seat (the platform's sandbox).
 Imports nothing of Django or the sandbox.
@@ -19,7 +20,7 @@ from engine.faults import SeatFault
 from engine.observe import observe
 from engine.replay import build_replay, deal_dict, result_dict
 from engine.rules import RuleSet
-from engine.state import State, new_match
+from engine.state import State, forfeit_at_hello, new_match
 
 PROTOCOL = 1
 
@@ -116,9 +117,8 @@ def referee_match(
     clock = clock or AnnouncedClock()
     moves_ms: list[list[int]] = [[], [], [], []]
     logs: dict[int, str] = {}
-    state = new_match(rules, seed)
     try:
-        state = _hello_all(state, seats, rules, match_id, players, clock, logs)
+        state = _hello_all(seats, rules, seed, match_id, players, clock, logs)
         told = 0  # deals whose deal_end went out
         turn_id = 0
         while not state.is_over:
@@ -137,8 +137,8 @@ def referee_match(
                 reply = seats[seat].turn(message)
             except SeatFault as fault:
                 moves_ms[seat].append(_ms_since(started))
-                logs[seat] = fault.log
-                state = state.forfeit(seat, fault.kind, fault.detail)
+                logs[fault.at(seat)] = fault.log
+                state = state.forfeit(fault.at(seat), fault.kind, fault.detail)
                 break
             moves_ms[seat].append(_ms_since(started))
             if reply not in legal:
@@ -160,14 +160,17 @@ def referee_match(
 
 
 def _hello_all(
-    state: State,
     seats: Sequence[Seat],
     rules: RuleSet,
+    seed: int,
     match_id: str,
     players: Sequence[Player],
     clock: AnnouncedClock,
     logs: dict[int, str],
 ) -> State:
+    """Greet the seats in order, then deal: the first deal, or the forfeit of the first seat that
+    failed at ``hello`` (no later seat is greeted). A fault at ``hello`` forfeits even when the
+    first deal is an instant win: the deal counts only once every seat has answered."""
     for seat, player in enumerate(seats):
         message = {
             "type": "hello",
@@ -182,10 +185,9 @@ def _hello_all(
         try:
             player.hello(message)
         except SeatFault as fault:
-            logs[seat] = fault.log
-            if not state.is_over:
-                return state.forfeit(seat, fault.kind, fault.detail)
-    return state
+            logs[fault.at(seat)] = fault.log
+            return forfeit_at_hello(rules, seed, fault.at(seat), fault.kind, fault.detail)
+    return new_match(rules, seed)
 
 
 def _deal_end(state: State, index: int) -> dict[str, Any]:
@@ -200,9 +202,9 @@ def _tell_all(
         try:
             player.notify(message)
         except SeatFault as fault:
-            logs[seat] = fault.log
+            logs[fault.at(seat)] = fault.log
             if not state.is_over:
-                return state.forfeit(seat, fault.kind, fault.detail)
+                return state.forfeit(fault.at(seat), fault.kind, fault.detail)
     return state
 
 

@@ -237,6 +237,17 @@ def new_match(rules: RuleSet, seed: int) -> State:
     return _start_deal(rules, seed, 1, 3, 0, (0, 0), (), ())
 
 
+def forfeit_at_hello(rules: RuleSet, seed: int, seat: int, kind: str, detail: str) -> State:
+    """The match ended by ``seat``'s fault at ``hello``, before the first deal counted: its team
+    loses, 0:0, the first deal recorded as dealt with end ``forfeit``.
+
+    Invariant: a fault at ``hello`` always ends the match as a forfeit, even when the first deal
+    holds an instant win (four 7s or 8s): the bots are greeted before the deal counts, so a bot
+    that never answered cannot win, or pass validation, by what it was dealt."""
+    hands = seeded_hands(seed, 1, 0, 3)
+    return _dealt(rules, hands, seed, 1, 3, 0, (0, 0), (), ()).forfeit(seat, kind, detail)
+
+
 def _start_deal(
     rules: RuleSet,
     seed: int,
@@ -286,6 +297,34 @@ def _begin_deal(
     redeals: tuple,
 ) -> State:
     """Dealt: an instant win ends the match; else the redeal, poules or meld decision, or play."""
+    state = _dealt(rules, hands, seed, deal, dealer, redeal_count, score, history, redeals)
+    if rules.four_sevens or rules.four_eights:
+        won = instant.instant_win(rules, hands)
+        if won is not None:
+            team, reason = won
+            record = deal_record(state, score, reason)
+            return match_over(state, record, Result(team, reason, score, None))
+    if rules.redeal:
+        asker = redeal.first_asker(hands, state.leader, redeal_count)
+        if asker is not None:
+            return evolve(state, phase=REDEAL_PHASE, to_move=asker)
+    if rules.politaine is _BEFORE_PLAY or rules.melds:
+        return _before_play(state)
+    return state  # the leader to play, as built
+
+
+def _dealt(
+    rules: RuleSet,
+    hands: tuple[int, int, int, int],
+    seed: int,
+    deal: int,
+    dealer: int,
+    redeal_count: int,
+    score: tuple[int, int],
+    history: tuple[DealRecord, ...],
+    redeals: tuple,
+) -> State:
+    """The deal as dealt, before anything is checked or decided: the leader to play."""
     leader = (dealer + 1) & 3
     # By position, in Table's field order (naming the fields here costs 2.4% of the engine's
     # instructions per decision): leader, then tricks taken won said low run announced poules
@@ -295,20 +334,7 @@ def _begin_deal(
         (), (0, 0), (0, 0), (), False, None, (), (0, 0, 0, 0), (0, 0), (0, 0), 0,
         redeals, history, None,
     ))  # fmt: skip
-    state = _new(State, (PLAY_PHASE, leader, pack_hands(hands), (), table))
-    if rules.four_sevens or rules.four_eights:
-        won = instant.instant_win(rules, hands)
-        if won is not None:
-            team, reason = won
-            record = deal_record(state, score, reason)
-            return match_over(state, record, Result(team, reason, score, None))
-    if rules.redeal:
-        asker = redeal.first_asker(hands, leader, redeal_count)
-        if asker is not None:
-            return evolve(state, phase=REDEAL_PHASE, to_move=asker)
-    if rules.politaine is _BEFORE_PLAY or rules.melds:
-        return _before_play(state)
-    return state  # the leader to play, as built
+    return _new(State, (PLAY_PHASE, leader, pack_hands(hands), (), table))
 
 
 def _union(hands: tuple[int, ...]) -> int:

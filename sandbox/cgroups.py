@@ -2,7 +2,13 @@
 capped for the seat as a whole, whatever number of processes it runs.
 
 Both layouts are supported: cgroup v2 (one unified hierarchy, production hosts) and v1 (separate
-``memory`` and ``pids`` hierarchies, as on this development machine). ``detect()`` says which is
+``memory`` and ``pids`` hierarchies, as on this development machine).
+
+A seat's group also counts the CPU time of everything that ever ran in it, exited threads and
+processes included (``cpu_seconds``: v2 ``cpu.stat``'s ``usage_usec``, present whether or not the
+cpu controller is enabled; v1 ``cpuacct.usage``, from a ``cpuacct`` hierarchy the seat joins too
+when there is one it may write to): the referee uses it to find a seat that starves the seat on
+turn (``sandbox.starvation``). ``detect()`` says which is
 in force, or why none can be used; then the runner falls back to per-process rlimits, logs a
 warning and shows ``cgroups: none`` in its ``confinement`` report. A seat joins its cgroup in the
 child before it drops privileges and execs bwrap, so nothing of the seat ever runs outside it.
@@ -34,7 +40,7 @@ class CgroupSupport:
 
     mode: str
     reason: str
-    parents: tuple[Path, ...] = ()  # v2: one folder; v1: the memory folder, then the pids one
+    parents: tuple[Path, ...] = ()  # v2: one folder; v1: memory, pids, then cpuacct if usable
 
 
 def detect(root: Path = CGROUP_ROOT) -> CgroupSupport:
@@ -49,9 +55,7 @@ def detect(root: Path = CGROUP_ROOT) -> CgroupSupport:
         else:
             return CgroupSupport("none", f"no cgroup v2 nor v1 memory+pids hierarchy under {root}")
         for parent in support.parents:  # can this process make a seat's group there?
-            probe = parent / f"probe-{os.getpid()}-{next(_ids)}"
-            probe.mkdir()
-            probe.rmdir()
+            _probe(parent)
         return support
     except OSError as exc:
         hint = (" (cgroup v2 enables controllers for children only in a group holding no process:"
@@ -74,13 +78,28 @@ def _prepare_v2(root: Path) -> CgroupSupport:
     return CgroupSupport("v2", f"cgroup v2 at {parent}", (parent,))
 
 
+def _probe(parent: Path) -> None:
+    probe = parent / f"probe-{os.getpid()}-{next(_ids)}"
+    probe.mkdir()
+    probe.rmdir()
+
+
 def _prepare_v1(root: Path) -> CgroupSupport:
     parents = (root / "memory" / GROUP_NAME, root / "pids" / GROUP_NAME)
     for parent in parents:
         parent.mkdir(exist_ok=True)
     with contextlib.suppress(OSError):  # read-only or already set on recent kernels
         (parents[0] / "memory.use_hierarchy").write_text("1")
-    return CgroupSupport("v1", f"cgroup v1 at {parents[0]} and {parents[1]}", parents)
+    reason = f"cgroup v1 at {parents[0]} and {parents[1]}"
+    cpuacct = root / "cpuacct" / GROUP_NAME
+    if (root / "cpuacct" / "cpuacct.usage").exists():
+        try:  # optional: without it, a seat's CPU is read from its live processes
+            cpuacct.mkdir(exist_ok=True)
+            _probe(cpuacct)
+            return CgroupSupport("v1", f"{reason} (CPU: {cpuacct})", (*parents, cpuacct))
+        except OSError as exc:
+            reason += f" (no cpuacct group: {exc})"
+    return CgroupSupport("v1", reason, parents)
 
 
 class SeatCgroup:
@@ -93,6 +112,13 @@ class SeatCgroup:
         self.mode = support.mode
         name = f"seat-{os.getpid()}-{next(_ids)}"
         self.folders = tuple(parent / name for parent in support.parents)
+        #: Where the seat's processes are listed, and the file of its cumulative CPU time.
+        self._members = self.folders[0] if self.mode == "v2" else self.folders[1]
+        self._cpu_file: Path | None = None
+        if self.mode == "v2":
+            self._cpu_file = self.folders[0] / "cpu.stat"
+        elif len(self.folders) > 2:
+            self._cpu_file = self.folders[2] / "cpuacct.usage"
         for folder in self.folders:
             folder.mkdir()
         try:
@@ -103,7 +129,7 @@ class SeatCgroup:
                     (folder / "memory.swap.max").write_text("0")
                 (folder / "pids.max").write_text(str(processes))
             else:
-                memory, pids = self.folders
+                memory, pids = self.folders[:2]
                 (memory / "memory.limit_in_bytes").write_text(str(memory_bytes))
                 with contextlib.suppress(OSError):  # swap accounting off: no memsw files
                     (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
@@ -133,8 +159,33 @@ class SeatCgroup:
         except (OSError, ValueError):
             return None
 
+    @property
+    def cpu_source(self) -> str | None:
+        """Where ``cpu_seconds`` reads, in words (None: this seat's group does not count CPU)."""
+        if self._cpu_file is None:
+            return None
+        return "cgroup v2 cpu.stat" if self.mode == "v2" else "cgroup v1 cpuacct.usage"
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time used so far by everything that ever ran in the seat (exited threads and
+        processes included), or None where the kernel does not say. One small read."""
+        if self._cpu_file is None:
+            return None
+        try:
+            with open(self._cpu_file, "rb") as file:
+                text = file.read()
+            if self.mode == "v1":
+                return int(text) / 1e9
+            for line in text.splitlines():
+                key, _, value = line.partition(b" ")
+                if key == b"usage_usec":
+                    return int(value) / 1e6
+        except (OSError, ValueError):
+            pass
+        return None
+
     def pids(self) -> list[int]:
-        procs = self.folders[-1] / "cgroup.procs"
+        procs = self._members / "cgroup.procs"
         try:
             return [int(line) for line in procs.read_text().split()]
         except OSError:

@@ -8,7 +8,8 @@ wall time, and being kept off the CPU by a busy worker costs nothing. The clock 
 charged time reaches the limit (the bot's ``timeout``); a wall-clock backstop of
 ``BACKSTOP_FACTOR`` times the limit ends a decision that the host starved: then, if the charged
 time is still under the limit, the timeout is the platform's (``PlatformTimeout``: the match is
-played again), never the bot's.
+played again), never the bot's, unless another seat of the match burned CPU between its turns
+meanwhile: then that seat forfeits (``sandbox.starvation``).
 
 Invariants: ``charged <= wall`` is not assumed (a bot with many busy threads is charged all their
 CPU); the threads of the tree counted are those seen when the meter started, plus any found later
@@ -41,7 +42,8 @@ _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 class PlatformTimeout(Exception):
     """The host kept a seat off the CPU until the backstop while its charged time was under its
-    limit: the platform's failure (the match is played again), not the bot's fault."""
+    limit, and no other seat of the match burned CPU meanwhile (``sandbox.starvation``): the
+    platform's failure (the match is played again), not a bot's fault."""
 
 
 @dataclass(frozen=True)
@@ -185,16 +187,17 @@ class DecisionMeter:
         costs a scan of /proc that would delay a quick start)."""
         return self.started + (limit_s / 2 if self.rescan else LAZY_S)
 
-    def begin_metering(self) -> None:
+    def begin_metering(self) -> bool:
         """Take the baseline (the tree, its threads' times, the host's steal): once per slow
-        decision."""
+        decision. True when it was taken now (the decision has just become slow)."""
         if self._metered_at is not None:
-            return
+            return False
         self._metered_at = time.monotonic()
         if self.rescan or self.members is not None or not self._pids:
             self._pids = self._lookup()
         self._base = task_times(self._pids)
         self._host = host_state()
+        return True
 
     def charged(self, *, rescan: bool = True) -> float:
         """The seconds charged to the bot so far in this decision (see the module's docstring);

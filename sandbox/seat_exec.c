@@ -1,10 +1,10 @@
 /* seat-exec: the first moments of a confined seat, in the process that becomes its bwrap.
  *
- *   seat-exec STATUS_FD CGROUP_FDS UID RLIMITS PROGRAM ARGV0 [ARGS...]
+ *   seat-exec STATUS_FD CGROUP_FDS NETNS_FD UID RLIMITS PROGRAM ARGV0 [ARGS...]
  *
  * In this order, as the Python preexec function it replaces did: write "0" to each cgroup.procs
  * descriptor of CGROUP_FDS (comma-separated, or "-": join the seat's cgroups while privileged),
- * drop every group and become UID (or "-": stay), set each RLIMITS entry ("RESOURCE=VALUE,...",
+ * join the network namespace of NETNS_FD (or "-": stay; see sandbox/netns.py), drop every group and become UID (or "-": stay), set each RLIMITS entry ("RESOURCE=VALUE,...",
  * soft and hard, or "-"), ask for SIGKILL when the parent dies, then exec PROGRAM with ARGV0
  * ARGS. Any failure is written to STATUS_FD (close-on-exec, so the parent reads end of file
  * when the exec succeeds) and ends the process with 127. Being a program of its own lets the
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -49,7 +50,7 @@ static long number(char **cursor, const char *what)
 
 int main(int argc, char **argv)
 {
-    if (argc < 7)
+    if (argc < 8)
         return 127;
     char *cursor = argv[1];
     status_fd = (int)number(&cursor, "status descriptor");
@@ -68,6 +69,13 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[3], "-") != 0) {
         cursor = argv[3];
+        int netns = (int)number(&cursor, "network namespace descriptor");
+        if (setns(netns, CLONE_NEWNET) != 0)
+            fail("cannot join the shared network namespace");
+        close(netns);
+    }
+    if (strcmp(argv[4], "-") != 0) {
+        cursor = argv[4];
         uid_t uid = (uid_t)number(&cursor, "uid");
         if (setgroups(0, NULL) != 0)
             fail("setgroups");
@@ -76,8 +84,8 @@ int main(int argc, char **argv)
         if (setresuid(uid, uid, uid) != 0)
             fail("setresuid");
     }
-    if (strcmp(argv[4], "-") != 0) {
-        for (cursor = argv[4]; *cursor;) {
+    if (strcmp(argv[5], "-") != 0) {
+        for (cursor = argv[5]; *cursor;) {
             int resource = (int)number(&cursor, "rlimit");
             if (*cursor++ != '=') {
                 errno = EINVAL;
@@ -97,7 +105,7 @@ int main(int argc, char **argv)
         errno = ESRCH;
         fail("parent gone");
     }
-    execv(argv[5], argv + 6);
+    execv(argv[6], argv + 7);
     fail("exec");
     return 127;
 }

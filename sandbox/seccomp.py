@@ -1,16 +1,15 @@
 """The syscall policy of a confined seat: defined once here, compiled for each backend.
-
 Default allow, and deny what no bot needs and what a covert channel between seats or an escape
 uses: every file-lock command (``fcntl`` record and open-file-description locks, leases, dnotify;
 ``flock``), process inspection (``ptrace``, ``process_vm_*``, ``kcmp``, ``pidfd_getfd``), the
-kernel keyring, ``perf_event_open``, ``bpf``, ``userfaultfd``, ``io_uring_*``, every mount and
-namespace call (``mount``, ``umount2``, the new mount API, ``unshare``, ``setns``, ``clone`` with a
-namespace flag), page-cache probes and eviction (``cachestat``, ``preadv2``/``pwritev2``,
-``fadvise64``, ``readahead``), host-wide counters (``sysinfo``: free memory, process count),
-file-change watches (``inotify``, ``fanotify``) and a few admin calls. Denied calls fail with
-``EPERM``; ``clone3`` fails with ``ENOSYS`` (its flags cannot be inspected by a filter; the C
-library then falls back to ``clone``, which can).
-
+kernel keyring, sockets (``socket``: no seat has a network, and seats may share one empty network
+namespace; ``socketpair`` stays), ``perf_event_open``, ``bpf``, ``userfaultfd``, ``io_uring_*``,
+every mount and namespace call (``mount``, ``umount2``, the new mount API, ``unshare``, ``setns``,
+``clone`` with a namespace flag), page-cache probes and eviction (``cachestat``,
+``preadv2``/``pwritev2``, ``fadvise64``, ``readahead``), host-wide counters (``sysinfo``: free
+memory, process count), file-change watches (``inotify``, ``fanotify``) and a few admin calls.
+Denied calls fail with ``EPERM``; ``clone3`` fails with ``ENOSYS`` (its flags cannot be inspected
+by a filter; the C library then falls back to ``clone``, which can).
 ``bpf_program()`` is the compiled BPF for bwrap's ``--seccomp FD`` (built with libseccomp through
 ``pyseccomp``, cached per process); ``docker_profile()`` is the same policy as a Docker seccomp
 JSON profile. This module must not import Django or ``engine``.
@@ -56,6 +55,10 @@ DENIED = (
     # host-wide counters: free memory, process count, load (sysconf's _SC_PHYS_PAGES and
     # _SC_AVPHYS_PAGES then mean nothing: /proc/meminfo shows the seat's own cap instead)
     "sysinfo",
+    # sockets: a seat has no network, and its network namespace may be shared with the other
+    # seats (sandbox.netns), where an abstract Unix socket would join them; socketpair (two ends
+    # inside one seat, no name or address) stays allowed
+    "socket",
     # watches on shared files
     "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark",
     # administration

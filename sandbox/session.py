@@ -10,7 +10,7 @@ breach of the protocol raises ``BotFault``; after the first, every call raises t
 from __future__ import annotations
 
 import time
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from sandbox.channel import Channel, ChannelClosed, ChannelTimeout, LineTooLong
 from sandbox.clocks import BACKSTOP_FACTOR, DecisionMeter, PlatformTimeout
@@ -18,6 +18,9 @@ from sandbox.faults import BotFault
 from sandbox.protocol import MAX_LINE_BYTES, Clock, encode
 from sandbox.replies import BadReply, decode_reply
 from sandbox.runners.base import BotProcess, Limits, Runner
+
+if TYPE_CHECKING:
+    from sandbox.starvation import MatchSeats
 
 #: Grace between closing stdin at the end and killing the tree.
 CLOSE_GRACE_S = 1.0
@@ -47,6 +50,14 @@ class BotSession:
         )
         self._closed = False
         self._greeted = False
+        self._ready = False
+        #: A decision of this seat was cut because another seat starved it: a late reply to it
+        #: is dropped, not taken for an unsolicited line.
+        self._cut = False
+        #: The match's other seats and this one's number, when the session plays in a match
+        #: (``MatchSeats.join``): a seat that starves this one past the backstop forfeits.
+        self.match_seats: MatchSeats | None = None
+        self.seat: int | None = None
 
     # --- protocol 1 -------------------------------------------------------------------------
 
@@ -68,6 +79,7 @@ class BotSession:
                 "protocol",
                 f'the reply to hello must be {{"type": "ready", ...}}; got {_show(line)}',
             )
+        self._ready = True
         return reply
 
     def turn(self, message: dict[str, Any]) -> str:
@@ -126,6 +138,13 @@ class BotSession:
             "reading its stdin",
         )
 
+    def end_input(self) -> None:
+        """Close the bot's stdin (it reads end of file and should exit) without waiting: the
+        first half of ``close``, so that the bots of a match wind down together. Idempotent;
+        nothing is asked of the bot after it."""
+        if not self._closed:
+            self._channel.close_stdin()
+
     def close(self) -> None:
         """Close stdin, give the bot ``CLOSE_GRACE_S`` to exit (none after a fault), then kill the
         whole tree and free its resources. Idempotent."""
@@ -158,6 +177,19 @@ class BotSession:
         return self._channel.stderr_tail()
 
     @property
+    def between_turns(self) -> bool:
+        """The bot answered ``hello`` and has neither faulted nor been closed: whatever CPU it
+        uses now that it is not asked anything is burned between its turns."""
+        return self._ready and self._fault is None and not self._closed
+
+    def forfeit_for_starving(self, detail: str) -> BotFault:
+        """This seat starved the seat on turn (``sandbox.starvation``): its ``timeout`` fault,
+        carrying its seat, which the session on turn raises. Later calls raise it too."""
+        self._channel.drain(0)
+        self._fault = BotFault("timeout", detail, self._channel.stderr_tail(), self.seat)
+        return self._fault
+
+    @property
     def fault(self) -> BotFault | None:
         """The first fault this session raised, if any."""
         return self._fault
@@ -183,6 +215,8 @@ class BotSession:
             raise ValueError(f"{expected}() sends a message of type {expected!r}")
 
     def _check_unsolicited(self) -> None:
+        if self._cut:
+            self._channel.discard_output()
         if self._channel.has_output():
             self._raise(
                 "protocol",
@@ -205,8 +239,9 @@ class BotSession:
 
     def _read_metered(self, limit_s: float, what: str, timeout_detail: str) -> bytes:
         """The reply, while the decision's charged time (``sandbox.clocks``) is under ``limit_s``.
-        The bot's ``timeout`` once it is not; ``PlatformTimeout`` if the wall-clock backstop
-        passes first (the host kept the bot off the CPU)."""
+        The bot's ``timeout`` once it is not. If the wall-clock backstop passes first (the bot
+        was kept off the CPU): the ``timeout`` of another seat of the match that burned CPU
+        between its turns meanwhile (``sandbox.starvation``), else ``PlatformTimeout``."""
         meter = self._meter
         backstop = meter.started + limit_s * BACKSTOP_FACTOR
         deadline = min(meter.lazy_deadline(limit_s), meter.started + limit_s)
@@ -215,13 +250,15 @@ class BotSession:
                 return self._read(deadline, what)
             except ChannelTimeout:
                 pass
-            meter.begin_metering()
+            if meter.begin_metering() and self.match_seats is not None and self.seat is not None:
+                self.match_seats.begin(self.seat)  # the others' CPU, from now on
             charged = meter.charged()
             if charged >= limit_s and not meter.starved_now(limit_s):
                 self._raise("timeout", f"{timeout_detail} ({meter.describe()})")
             now = time.monotonic()
             if now >= backstop:
                 self._channel.drain(0)
+                self._blame_starver(limit_s, what)
                 self._platform_fault = PlatformTimeout(
                     f"{what}: the host kept the bot off the CPU: {charged * 1000:.0f} ms of its "
                     f"{limit_s * 1000:.0f} ms used after {BACKSTOP_FACTOR:g} times that on the "
@@ -229,6 +266,26 @@ class BotSession:
                 )
                 raise self._platform_fault
             deadline = min(backstop, now + max(limit_s - charged, 0.05))
+
+    def _blame_starver(self, limit_s: float, what: str) -> None:
+        """At the backstop: raise the fault of the seat that starved this one, if one did."""
+        seats = self.match_seats
+        if seats is None or self.seat is None:
+            return
+        blame = seats.blame(self.seat, limit_s)
+        if blame is None:
+            return
+        self._cut = True
+        cpu_ms, wall_ms = (self._meter.last.get(k, 0.0) * 1000 for k in ("cpu_s", "wall_s"))
+        detail = (
+            f"seat {blame.seat} used {blame.cpu_s * 1000:.0f} ms of CPU between its turns while "
+            f"seat {self.seat} was on turn ({what}) and starved it: seat {self.seat} got "
+            f"{cpu_ms:.0f} ms of CPU in {wall_ms:.0f} ms, "
+            f"{BACKSTOP_FACTOR:g} times its limit of {limit_s * 1000:.0f} ms; CPU burned between "
+            "turns that starves another seat forfeits "
+            f"(CPU read from {blame.source}; {self._meter.describe()})"
+        )
+        raise seats.seat_session(blame.seat).forfeit_for_starving(detail)
 
     def _read(self, deadline: float, what: str) -> bytes:
         """One line by ``deadline``; ``ChannelTimeout`` passes through to the caller."""

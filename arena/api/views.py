@@ -37,8 +37,8 @@ from arena.selectors.ratings import version_rating_history
 from arena.selectors.tournaments import tournament_list
 from arena.services.bots import bot_create, bot_retire, bot_version_create
 from arena.services.matches import match_requeue
-from arena.services.quotas import QuotaExceeded, quota_round_robin
-from arena.services.tournaments import tournament_cancel, tournament_create
+from arena.services.quotas import QuotaExceeded, round_robin_create
+from arena.services.tournaments import tournament_cancel
 from sandbox.package import MAX_PACKAGE_BYTES
 
 _NO_MATCH = "No Match matches the given query."
@@ -203,15 +203,12 @@ class TournamentViewSet(
         data.is_valid(raise_exception=True)
         values = data.validated_data
         try:
-            quota_round_robin(user=request.user, versions=values["versions"],
-                              pairs=values["pairs"])
-        except QuotaExceeded as refused:
-            raise Throttled(wait=refused.retry_after, detail=refused.message) from None
-        try:
-            tournament = tournament_create(
+            tournament = round_robin_create(
                 created_by=request.user, name=values["name"], rules=values["rules"],
                 version_ids=values["versions"], pairs=values["pairs"],
             )
+        except QuotaExceeded as refused:
+            raise Throttled(wait=refused.retry_after, detail=refused.message) from None
         except ArenaError as error:
             raise _bad_request(error) from None
         tournament = tournament_list().get(pk=tournament.pk)

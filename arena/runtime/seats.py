@@ -1,6 +1,7 @@
 """The adapter that turns a sandbox ``BotSession`` into an engine ``Seat``.
 
-``BotFault`` becomes ``SeatFault`` with the stderr tail as its log. Must not import Django.
+``BotFault`` becomes ``SeatFault`` with the stderr tail as its log, and the seat it belongs to when
+that is another seat (one that starved the seat on turn). Must not import Django.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ class SessionSeat:
         except BotFault as fault:
             raise _seat_fault(fault) from None
 
+    def end_input(self) -> None:
+        """Tell the bot the conversation is over (its stdin closes); ``close`` then waits."""
+        self.session.end_input()
+
     def close(self) -> None:
         try:
             self.session.close()
@@ -60,12 +65,15 @@ class FaultedSeat:
     def notify(self, message: dict[str, Any]) -> None:
         raise self.fault
 
+    def end_input(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
 
 
 def _seat_fault(fault: BotFault) -> SeatFault:
-    return SeatFault(fault.kind, fault.detail, fault.stderr_tail)
+    return SeatFault(fault.kind, fault.detail, fault.stderr_tail, seat=fault.seat)
 
 
 class StderrFollower:
@@ -117,6 +125,9 @@ class StderrEcho:
         finally:
             self._echo()
 
+    def end_input(self) -> None:
+        self.seat.end_input()
+
     def close(self) -> None:
         try:
             self.seat.close()
@@ -127,3 +138,24 @@ class StderrEcho:
         text = self._follower.new(self.seat)
         if text:
             self.write(self.index, text)
+
+
+class ClosedTogether:
+    """A seat whose ``close`` (the referee's, at the end of the match) only ends its bot's
+    input: the owner closes the real seats afterwards, all together, so the four bots exit and
+    their sandboxes come down at once instead of one after another."""
+
+    def __init__(self, seat: SessionSeat | FaultedSeat | StderrEcho) -> None:
+        self.seat = seat
+
+    def hello(self, message: dict[str, Any]) -> None:
+        self.seat.hello(message)
+
+    def turn(self, message: dict[str, Any]) -> str:
+        return self.seat.turn(message)
+
+    def notify(self, message: dict[str, Any]) -> None:
+        self.seat.notify(message)
+
+    def close(self) -> None:
+        self.seat.end_input()

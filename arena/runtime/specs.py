@@ -87,6 +87,21 @@ def _trusted_runner() -> Runner:
     return TrustedRunner()
 
 
-@functools.cache
+#: This process's confined runners, one per backend, made on first use.
+_CONFINED: dict[str, Runner] = {}
+
+
 def _confined_runner(backend: str) -> Runner:
-    return confined_runner(backend)
+    if backend not in _CONFINED:
+        _CONFINED[backend] = confined_runner(backend)
+    return _CONFINED[backend]
+
+
+def close_confined_runners() -> None:
+    """Close this process's confined runners that hold something (the Docker backend's
+    pre-started containers): for a worker process that stops."""
+    while _CONFINED:
+        _, runner = _CONFINED.popitem()
+        close = getattr(runner, "close", None)
+        if close is not None:
+            close()

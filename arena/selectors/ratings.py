@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
+from arena.kept import kept, kept_key
 from arena.models import (
     BotVersion,
     MatchKind,
@@ -23,6 +24,7 @@ from arena.models import (
     Tournament,
 )
 from arena.rating import Result, tournament_ranking
+from arena.selectors.tournaments import RESULTS_CACHE_SECONDS, tournament_results_version
 
 
 def rated_results(
@@ -67,7 +69,17 @@ def version_rating_history(*, version: BotVersion) -> QuerySet[Rating]:
 
 def tournament_ranking_rows(*, tournament: Tournament) -> list[dict[str, Any]]:
     """The tournament's ranking from its own finished matches alone: a Bradley-Terry fit with
-    intervals, best first (``rank`` from 1; versions without a finished match are absent)."""
+    intervals, best first (``rank`` from 1; versions without a finished match are absent). Kept
+    per ``tournament_results_version``: the fit runs once per finished match, not per view."""
+    rows = kept(
+        kept_key("tournament-ranking", tournament_results_version(tournament=tournament)),
+        lambda: _ranking_rows(tournament), shared_seconds=RESULTS_CACHE_SECONDS,
+        cost=lambda rows: 300 * len(rows),
+    )
+    return [dict(row) for row in rows]
+
+
+def _ranking_rows(tournament: Tournament) -> list[dict[str, Any]]:
     rows = tournament_ranking(rated_results(tournament_id=tournament.pk))
     labels = {
         v.pk: v.label

@@ -12,7 +12,12 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
+from arena.kept import kept, kept_key
 from arena.models import Entry, MatchSeat, MatchStatus, Tournament
+
+#: How long a tally or ranking stays in the shared cache (its key changes with every finished
+#: match, so this only bounds the cache's memory).
+RESULTS_CACHE_SECONDS = 600
 
 
 def tournament_list() -> QuerySet[Tournament]:
@@ -43,6 +48,7 @@ def tournament_crosstable(*, tournament: Tournament) -> list[dict[str, Any]]:
     matches played (``None`` against itself)."""
     rows, pairs = _tally(tournament)
     order = [row["version"] for row in rows]
+    unplayed = {"points": 0.0, "played": 0}
     return [
         {
             "version": a,
@@ -50,8 +56,8 @@ def tournament_crosstable(*, tournament: Tournament) -> list[dict[str, Any]]:
             "results": [
                 None if a == b else {
                     "version": b,
-                    "points": pairs[a, b]["points"],
-                    "played": pairs[a, b]["played"],
+                    "points": pairs.get((a, b), unplayed)["points"],
+                    "played": pairs.get((a, b), unplayed)["played"],
                 }
                 for b in order
             ],
@@ -60,7 +66,27 @@ def tournament_crosstable(*, tournament: Tournament) -> list[dict[str, Any]]:
     ]
 
 
+def tournament_results_version(*, tournament: Tournament) -> str:
+    """What identifies the round-robin's results: its id, creation time and seed (a row's
+    identity even where ids are reused) and how many of its matches have finished (a finished
+    match never changes). Whatever is made of its finished matches
+    alone can be kept under it: a ladder's round-robin, polled by its page every few seconds,
+    grows without end."""
+    finished = tournament.matches.filter(status=MatchStatus.FINISHED).count()
+    return f"{tournament.pk}:{tournament.created_at.timestamp()}:{tournament.seed}:{finished}"
+
+
 def _tally(tournament: Tournament) -> tuple[list[dict[str, Any]], dict]:
+    """The standings rows and the pair totals, kept per ``tournament_results_version``."""
+    rows, pairs = kept(
+        kept_key("tournament-tally", tournament_results_version(tournament=tournament)),
+        lambda: _count(tournament), shared_seconds=RESULTS_CACHE_SECONDS,
+        cost=lambda value: 400 * (len(value[0]) + len(value[1])),
+    )
+    return [dict(row) for row in rows], pairs  # the rows are the caller's to change
+
+
+def _count(tournament: Tournament) -> tuple[list[dict[str, Any]], dict]:
     entries = Entry.objects.filter(tournament=tournament).select_related("version__bot__owner")
     rows = {
         e.version_id: {
@@ -101,4 +127,4 @@ def _tally(tournament: Tournament) -> tuple[list[dict[str, Any]], dict]:
     )
     for rank, row in enumerate(ordered, start=1):
         row["rank"] = rank
-    return ordered, pairs
+    return ordered, dict(pairs)  # a plain dict: kept in the shared cache

@@ -27,7 +27,7 @@ from arena.models import (
 )
 from arena.rulesets import rules_key
 from arena.services.queue import queue_matches
-from engine import rules_for
+from engine import RuleSet, new_match, rules_for
 from engine.bots import BUILTIN_BOTS
 from sandbox import PackageError, inspect_package
 
@@ -150,7 +150,7 @@ def validation_match_create(*, version: BotVersion) -> Match:
     rules = rules_for(VALIDATION_PRESET)
     match = Match.objects.create(
         kind=MatchKind.VALIDATION,
-        seed=secrets.randbits(31),
+        seed=validation_seed(rules),
         rules=rules.to_dict(),
         rules_key=rules_key(rules),
     )
@@ -160,3 +160,13 @@ def validation_match_create(*, version: BotVersion) -> Match:
     )
     queue_matches(match_ids=[match.pk])
     return match
+
+
+def validation_seed(rules: RuleSet) -> int:
+    """A random seed whose first deal is played (no instant win at the deal), so that every seat
+    of the validation match must decide: a version is validated by its own answers, never by
+    what the deck dealt (``_end_validation`` in ``arena.services.matches`` checks it too)."""
+    while True:
+        seed = secrets.randbits(31)
+        if not new_match(rules, seed).is_over:
+            return seed

@@ -107,6 +107,10 @@ def ladder_configure(
             setattr(locked, name, value)
         if changes:
             locked.save(update_fields=list(changes))
+        if changes.get("paused") is False:  # resumed: its round-robin runs again if cancelled
+            Tournament.objects.filter(
+                pk=locked.tournament_id, status=TournamentStatus.CANCELLED
+            ).update(status=TournamentStatus.RUNNING, finished_at=None)
     return locked
 
 
@@ -127,6 +131,8 @@ def ladder_tick(*, ladder_id: int, now: datetime | None = None) -> list[LadderPa
         ladder = Ladder.objects.select_for_update().filter(pk=ladder_id).first()
         if ladder is None or ladder.paused or not settings.ARENA_LADDER:
             return []
+        if ladder.tournament.status != TournamentStatus.RUNNING:
+            return []  # its round-robin was cancelled (the cancel paused it too)
         ladder.ticked_at = now
         ladder.save(update_fields=["ticked_at"])
         entrants = read.ladder_entrants(ladder=ladder)

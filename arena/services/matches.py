@@ -214,7 +214,7 @@ def match_record_result(*, match: Match, played: PlayedMatch) -> bool:
         # Only a finished match has a replay, and this one was running: no replay row yet.
         Replay.objects.create(match_id=match.pk, data=data, size=len(raw))
         if match.kind == MatchKind.VALIDATION:
-            _end_validation(match, fault, played.tails)
+            _end_validation(match, result, outcome.replay["moves_ms"], played.tails)
         else:
             _follow_up_on_commit(match)
     return True
@@ -425,11 +425,31 @@ def _validated_seat(match: Match) -> MatchSeat:
     return match.seats.select_related("version").get(seat=0)
 
 
-def _end_validation(match: Match, fault: dict | None, tails: dict[int, str]) -> None:
+#: The seats of a validation match that hold the version under validation.
+VALIDATED_SEATS = (0, 2)
+
+
+def _end_validation(
+    match: Match, result: dict, moves_ms: list[list[int]], tails: dict[int, str]
+) -> None:
+    """The version's verdict from its validation match. Ready only with no fault and at least one
+    decision on each of its seats (a decision comes after its ``ready`` reply to ``hello``): a
+    match that ended before the version decided (an instant win at the deal) validates nothing."""
     version = _validated_seat(match).version
-    if fault is None:
+    fault = result.get("fault")
+    undecided = [seat for seat in VALIDATED_SEATS if not moves_ms[seat]]
+    if fault is None and not undecided:
         version_validation_end(version=version, log=tails.get(0, "")[-QUIET_LOG_BYTES:])
-    elif fault["seat"] % 2 == 0:
+    elif fault is None:
+        seats = ("seats " if len(undecided) > 1 else "seat ") + " and ".join(map(str, undecided))
+        version_validation_end(
+            version=version, fault_kind="",
+            fault_detail=f"the validation match ended ({result['reason']}) before {seats} made "
+            "a decision, so nothing was validated; "
+            "this is the platform's fault: upload the version again or ask the operator",
+            log=tails.get(0, "")[-QUIET_LOG_BYTES:],
+        )
+    elif fault["seat"] in VALIDATED_SEATS:
         version_validation_end(
             version=version, fault_kind=fault["kind"],
             fault_detail=f"seat {fault['seat']}: {fault['detail']}",

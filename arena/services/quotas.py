@@ -17,13 +17,15 @@ import time
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
+from django.db import transaction
 from django.utils import timezone
 
 from arena.errors import ArenaError
-from arena.models import Match, MatchKind, MatchStatus
-from arena.services.tournaments import MAX_PAIRS, MAX_VERSIONS
+from arena.models import Match, MatchKind, MatchStatus, Tournament
+from arena.services.tournaments import MAX_PAIRS, MAX_VERSIONS, tournament_create
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +126,8 @@ def quota_queued_matches(*, user: AbstractBaseUser, adding: int) -> None:
     """Refuse ``adding`` more matches if ``user`` would then have more than
     ``ARENA_MAX_QUEUED_MATCHES`` queued or running; the refusal says how many are queued and
     estimates when enough will have been played (from the last ten minutes' pace). Staff are
-    exempt. Checked before the round-robin is written; two requests at once may together pass
-    the cap by at most one round-robin."""
+    exempt. ``round_robin_create`` checks it and writes in one transaction holding the user's row
+    lock, so that two requests at once never pass the cap together."""
     if user.is_staff:
         return
     cap = settings.ARENA_MAX_QUEUED_MATCHES
@@ -150,6 +152,21 @@ def quota_round_robin(*, user: AbstractBaseUser, versions: list, pairs: int) -> 
     count = len(set(versions))
     if 2 <= count <= MAX_VERSIONS and isinstance(pairs, int) and 1 <= pairs <= MAX_PAIRS:
         quota_queued_matches(user=user, adding=round_robin_size(versions=count, pairs=pairs))
+
+
+def round_robin_create(
+    *, created_by: AbstractBaseUser, name: str, rules: dict, version_ids: list, pairs: int,
+) -> Tournament:
+    """``tournament_create`` within ``created_by``'s queued-matches quota: the check and the
+    writes in one transaction that holds the user's row lock, so two requests of one user at
+    once take turns (on PostgreSQL) and the second counts the first's matches. Raises
+    ``QuotaExceeded`` or ``ArenaError``; the tasks are sent after the commit."""
+    with transaction.atomic():
+        list(get_user_model().objects.select_for_update().filter(pk=created_by.pk))
+        quota_round_robin(user=created_by, versions=version_ids, pairs=pairs)
+        return tournament_create(
+            created_by=created_by, name=name, rules=rules, version_ids=version_ids, pairs=pairs,
+        )
 
 
 def client_address(meta: dict) -> str:

@@ -16,6 +16,7 @@ from arena.errors import ArenaError
 from arena.models import (
     BotVersion,
     Entry,
+    Ladder,
     Match,
     MatchKind,
     MatchSeat,
@@ -121,7 +122,9 @@ def tournament_finish_if_done(*, tournament_id: int) -> bool:
 def tournament_cancel(*, tournament: Tournament, by: AbstractBaseUser) -> bool:
     """running → cancelled, by its creator or staff (the caller checks who): every queued match
     fails with the reason, so workers skip it; matches already running finish and are recorded.
-    False if it was not running (finished or cancelled already)."""
+    The round-robin of a ladder is cancelled by pausing its ladder too (else the next tick would
+    queue new matches in it); resuming the ladder reopens it. False if it was not running
+    (finished or cancelled already)."""
     now = timezone.now()
     with transaction.atomic():
         cancelled = Tournament.objects.filter(
@@ -129,6 +132,7 @@ def tournament_cancel(*, tournament: Tournament, by: AbstractBaseUser) -> bool:
         ).update(status=TournamentStatus.CANCELLED, finished_at=now)
         if not cancelled:
             return False
+        Ladder.objects.filter(tournament_id=tournament.pk).update(paused=True)
         Match.objects.filter(tournament_id=tournament.pk, status=MatchStatus.QUEUED).update(
             status=MatchStatus.FAILED, finished_at=now,
             failure=f"cancelled by {by.get_username()} before it was played",

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class RandomBot:

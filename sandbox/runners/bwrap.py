@@ -26,7 +26,6 @@ This module must not import Django or ``engine``.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
 import logging
@@ -46,6 +45,7 @@ from sandbox import seat_exec
 from sandbox.cgroup_moves import favor_moves
 from sandbox.cgroups import CgroupSupport, SeatCgroup
 from sandbox.cgroups import detect as cgroups_detect
+from sandbox.netns import CLONE_NEWNET, shared_netns
 from sandbox.package import InstalledBot
 from sandbox.procs import pids_of_uid
 from sandbox.runners.base import BotProcess, Limits
@@ -143,15 +143,20 @@ def bwrap_argv(
     seccomp_fd: int | None = None,
     meminfo_fd: int | None = None,
     libraries: dict[str, str] | None = None,
+    own_netns: bool = True,
 ) -> list[str]:
     """The full bwrap command line for ``bot`` (its files bound from ``folder``, default
     ``bot.folder``); with ``seccomp_fd`` the syscall filter read from it, with ``meminfo_fd`` a
     /proc/meminfo read from it; ``libraries`` maps a host library folder to the folder bound in
-    its place (one holding just the runtime's libraries)."""
+    its place (one holding just the runtime's libraries). Without ``own_netns`` the seat stays in
+    the network namespace it was started in (the worker's shared empty one, ``sandbox.netns``:
+    only with the syscall filter, which refuses every socket)."""
+    if not own_netns and seccomp_fd is None:
+        raise ValueError("a seat shares the empty network namespace only under the syscall filter")
     argv = [
         bwrap,
-        "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-        "--unshare-cgroup-try", "--disable-userns",
+        "--unshare-user", "--unshare-pid", *(["--unshare-net"] if own_netns else []),
+        "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--disable-userns",
         "--die-with-parent", "--new-session",
         "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "bot",
         "--clearenv",
@@ -205,16 +210,30 @@ _prctl = _load_prctl()
 _PR_SET_PDEATHSIG = 1
 
 
+def _load_setns() -> Callable[..., int] | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True).setns
+    except (OSError, AttributeError):
+        return None
+
+
+_setns = _load_setns()
+
+
 def _child_setup(
     limits: Limits, processes: int, uid: int | None, cgroup: SeatCgroup | None,
+    netns: int | None = None,
 ) -> Callable[[], None]:
-    """A preexec function (runs in the child before exec): join the seat's cgroup while still
-    privileged, drop to ``uid``, lower the rlimits, die with the worker."""
+    """A preexec function (runs in the child before exec): join the seat's cgroup and the shared
+    network namespace (``netns``) while still privileged, drop to ``uid``, lower the rlimits, die
+    with the worker."""
     caps = _rlimits(limits, processes)
 
     def preexec() -> None:
         if cgroup is not None:
             cgroup.join_self()
+        if netns is not None and _setns is not None and _setns(netns, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "cannot join the shared network namespace")
         if uid is not None:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
@@ -241,13 +260,14 @@ def _rlimits(limits: Limits, processes: int) -> tuple[tuple[int, int], ...]:
 
 def _helper_argv(
     helper: str, status_fd: int, cgroup: SeatCgroup | None, uid: int | None,
-    caps: tuple[tuple[int, int], ...], program: str, argv: list[str],
+    caps: tuple[tuple[int, int], ...], program: str, argv: list[str], netns: int | None = None,
 ) -> list[str]:
-    """The command line of ``sandbox.seat_exec``'s helper that sets the seat up, then execs
-    ``program`` with ``argv``."""
+    """The command line of ``sandbox.seat_exec``'s helper that sets the seat up (joining the
+    network namespace of descriptor ``netns`` if given), then execs ``program`` with ``argv``."""
     cgroup_fds = ",".join(str(fd) for fd in cgroup.procs_fds()) if cgroup else ""
     return [
-        helper, str(status_fd), cgroup_fds or "-", "-" if uid is None else str(uid),
+        helper, str(status_fd), cgroup_fds or "-", "-" if netns is None else str(netns),
+        "-" if uid is None else str(uid),
         ",".join(f"{which}={value}" for which, value in caps) or "-", program, *argv,
     ]
 
@@ -290,7 +310,9 @@ class BwrapRunner:
     process count plus ``limits.processes`` (shared with the worker: prefer root or Docker).
     ``seccomp`` (the syscall filter of ``sandbox.seccomp``) and ``cgroups`` (one cgroup per seat)
     are on unless switched off (the benchmark compares); ``cgroup_root`` overrides where the
-    cgroup filesystem is; ``confinement`` says what is in force.
+    cgroup filesystem is; ``share_netns`` (on unless switched off) lets seats join one empty
+    network namespace instead of making their own (``sandbox.netns``); ``confinement`` says what
+    is in force.
     """
 
     name = "bwrap"
@@ -305,6 +327,7 @@ class BwrapRunner:
         cgroups: bool = True,
         cgroup_root: Path | None = None,
         use_helper: bool = True,
+        share_netns: bool = True,
     ) -> None:
         self.limits = limits or Limits()
         self.use_helper = use_helper
@@ -328,12 +351,22 @@ class BwrapRunner:
         self._ended: list[UidLease] = []  # their uids still to sweep
         self._warmed: dict[str, float] = {}
         self._checked: dict[Path, float] = {}
+        #: Seats join the worker's empty network namespace (``sandbox.netns``) only as root and
+        #: under the syscall filter (which refuses every socket); else each makes its own.
+        self._netns = (shared_netns() if share_netns and seccomp and self.uid_pool is not None
+                       else None)
         self.confinement = {
             "seccomp": "on" if seccomp else "off",
+            "netns": "shared, empty" if self._netns is not None else "own",
             "cgroups": self.cgroup_support.mode,
             "cgroups_reason": self.cgroup_support.reason,
             "cgroup_moves": moves,
         }
+
+    def netns(self) -> int | None:
+        """The descriptor of the shared empty network namespace seats join, or None (each seat
+        unshares its own)."""
+        return self._netns
 
     def runtime_view(self, runtime: HostRuntime) -> dict[str, str]:
         """The staged library folder bound in place of each host library folder of ``runtime``;
@@ -356,7 +389,7 @@ class BwrapRunner:
 
     def _spawn(
         self, argv: list[str], fds: list[int], limits: Limits, processes: int, uid: int | None,
-        cgroup: SeatCgroup | None,
+        cgroup: SeatCgroup | None, netns: int | None = None,
     ) -> subprocess.Popen[bytes]:
         """Start bwrap with ``argv`` as the seat's first process: in its cgroup, as ``uid``,
         under its rlimits, dying with the worker. Through ``seat_exec``'s helper (vfork, then
@@ -369,16 +402,18 @@ class BwrapRunner:
         helper = seat_exec.helper() if self.use_helper else None
         if helper is None:
             return subprocess.Popen(
-                argv, executable=self.bwrap, pass_fds=tuple(fds),
-                preexec_fn=_child_setup(limits, processes, uid, cgroup), **common,
+                argv, executable=self.bwrap,
+                pass_fds=(*fds, *(() if netns is None else (netns,))),
+                preexec_fn=_child_setup(limits, processes, uid, cgroup, netns), **common,
             )
         status_read, status_write = os.pipe()
         try:
             command = _helper_argv(helper, status_write, cgroup, uid,
-                                   _rlimits(limits, processes), self.bwrap, argv)
+                                   _rlimits(limits, processes), self.bwrap, argv, netns)
             popen = subprocess.Popen(
                 command, executable=helper,
-                pass_fds=(*fds, status_write, *(cgroup.procs_fds() if cgroup else ())),
+                pass_fds=(*fds, status_write, *(cgroup.procs_fds() if cgroup else ()),
+                          *(() if netns is None else (netns,))),
                 **common,
             )
             os.close(status_write)
@@ -439,15 +474,16 @@ class BwrapRunner:
             if self.seccomp:
                 fds.append(_data_fd(bpf_program()))
             fds.append(_data_fd(meminfo(limits)))
+            netns = self.netns()
             argv = bwrap_argv(self.bwrap, runtime, bot, limits, folder=folder,
                               seccomp_fd=fds[0] if self.seccomp else None, meminfo_fd=fds[-1],
-                              libraries=self.runtime_view(runtime))
+                              libraries=self.runtime_view(runtime), own_netns=netns is None)
             # bwrap reads its arguments from a pipe and runs from a neutral path: the seat's
             # pid 1 (bwrap) then shows no host path in /proc/1/cmdline, exe or maps.
             split = argv.index("--")
             fds.append(_data_fd(b"".join(arg.encode() + b"\0" for arg in argv[1:split])))
             popen = self._spawn(["bwrap", "--args", str(fds[-1]), *argv[split:]], fds,
-                                limits, processes, uid, cgroup)
+                                limits, processes, uid, cgroup, netns)
         except BaseException:
             if lease is not None:
                 lease.release()
@@ -459,8 +495,8 @@ class BwrapRunner:
                 os.close(fd)
 
         def kill_tree() -> None:  # the namespace dies with bwrap; the lease's release sweeps
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(popen.pid, signal.SIGKILL)
+            # Not once reaped (``send_signal`` checks): the pid may be another process's by then.
+            popen.send_signal(signal.SIGKILL)
 
         with self._lock:
             self._running += 1

@@ -63,7 +63,11 @@ class TrustedRunner:
         )
 
         def kill_tree() -> None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(popen.pid, signal.SIGKILL)
+            # Once the child is reaped its pid (and group id, when the group is empty) may be
+            # any host process's: signal the group only while the child is known to be alive.
+            # The platform's programs start no processes of their own.
+            if popen.poll() is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(popen.pid, signal.SIGKILL)
 
         return BotProcess(popen, backend=self.name, signal_base=None, kill_tree=kill_tree)

@@ -22,6 +22,7 @@ from arena.models import (
     MatchSeat,
     MatchStatus,
     Tournament,
+    TournamentStatus,
     VersionStatus,
 )
 from arena.selectors.ladder import ladder_board_summary, version_ladder_status
@@ -141,6 +142,25 @@ def test_pause_and_the_hourly_cap(ladder, settings):
     assert ladder_tick(ladder_id=ladder.pk) == []
     settings.ARENA_LADDER = True
     assert len(ladder_tick(ladder_id=ladder.pk)) == 3
+
+
+def test_cancelling_the_ladders_round_robin_stops_the_ladder_until_resumed(ladder, client_for):
+    """Staff cancel the ladder's round-robin (its page's or the API's cancel): the ladder is
+    paused with it, so the next tick does not queue new matches into a cancelled round-robin;
+    resuming the ladder reopens it."""
+    assert len(ladder_tick(ladder_id=ladder.pk)) > 0
+    staff = User.objects.create_user("op", is_staff=True)
+    response = client_for(staff).post(f"/api/tournaments/{ladder.tournament_id}/cancel/")
+    assert response.status_code in (200, 202), response.content
+    ladder.refresh_from_db()
+    assert ladder.paused is True
+    assert not Match.objects.filter(status=MatchStatus.QUEUED).exists()
+    assert ladder_tick(ladder_id=ladder.pk) == []
+    assert not Match.objects.filter(status=MatchStatus.QUEUED).exists()
+    ladder_configure(ladder=ladder, paused=False)
+    ladder.tournament.refresh_from_db()
+    assert ladder.tournament.status == TournamentStatus.RUNNING
+    assert len(ladder_tick(ladder_id=ladder.pk)) > 0
 
 
 def test_staff_pause_the_ladder_through_the_api(ladder, owners, client_for):

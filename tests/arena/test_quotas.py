@@ -4,6 +4,8 @@ staff exempt. Each refusal is a 429 that says where the user stands and when to 
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -86,3 +88,53 @@ def test_signups_per_client_address(settings, db):
     assert [signup(f"u{i}", "203.0.113.7") for i in range(3)] == [302, 302, 429]
     assert not User.objects.filter(username="u2").exists()
     assert signup("other", "198.51.100.9") == 302
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_round_robins_at_once_never_pass_the_cap_together(settings, monkeypatch):
+    """Two requests of one user, each alone within the cap, together over it: the quota check
+    and the writes hold the user's row lock, so the second counts the first's matches. Each
+    request waits (up to 2 s) after counting for the other to count too: without the lock both
+    would count before either wrote."""
+    import threading
+
+    from django.db import connection
+
+    from arena.services import quotas
+    from arena.services.quotas import QuotaExceeded, round_robin_create
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL")
+    settings.ARENA_MAX_QUEUED_MATCHES = 10
+    user = User.objects.create_user("racer")
+    builtins = builtin_bots_ensure()
+    versions = [builtins["random"].pk, builtins["greedy"].pk]
+    both_counted = threading.Barrier(2, timeout=2)
+    real_count = quotas.queued_matches_of
+
+    def count_then_wait(**kwargs):
+        counted = real_count(**kwargs)
+        with contextlib.suppress(threading.BrokenBarrierError):
+            both_counted.wait()
+        return counted
+
+    monkeypatch.setattr(quotas, "queued_matches_of", count_then_wait)
+    outcomes: list[str] = []
+
+    def request(name: str) -> None:
+        try:
+            round_robin_create(created_by=user, name=name, rules={"preset": "pollack"},
+                               version_ids=versions, pairs=3)  # 6 matches each, cap 10
+            outcomes.append("created")
+        except QuotaExceeded:
+            outcomes.append("refused")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=request, args=(f"cup {i}",)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["created", "refused"]
+    assert Match.objects.count() == 6

@@ -117,3 +117,60 @@ def test_rules_keys():
     assert rules_key(rules_for("quatre-sept", target=41, capot=True)) == (
         "quatre-sept{capot=true,target=41}"
     )
+
+
+def test_a_stopping_worker_closes_its_confined_runners(monkeypatch):
+    """``close_confined_runners`` (the worker's shutdown signal) closes each runner that holds
+    something (the Docker pool) once and forgets them all."""
+    from arena.runtime import specs
+
+    class Pool:
+        name = "docker"
+        closed = 0
+
+        def close(self) -> None:
+            Pool.closed += 1
+
+    monkeypatch.setattr(specs, "_CONFINED", {"docker": Pool(), "bwrap": TrustedRunner()})
+    specs.close_confined_runners()
+    specs.close_confined_runners()
+    assert Pool.closed == 1 and specs._CONFINED == {}
+
+
+#: A bot that, once its input ends, marks it in a shared folder and waits (up to 5 s) for the
+#: other three seats' marks before it exits, saying on stderr whether it saw them all.
+_WAITS_FOR_ALL = b"""import json, os, pathlib, random, sys, time
+folder = pathlib.Path(sys.argv[1])
+seat = None
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "hello":
+        seat = m["seat"]
+        print(json.dumps({"type": "ready", "name": "w"}), flush=True)
+    elif m["type"] == "turn":
+        print(json.dumps({"id": m["id"], "action": random.choice(m["legal"])}), flush=True)
+(folder / f"eof-{seat}").touch()
+deadline = time.monotonic() + 5
+while len(list(folder.glob("eof-*"))) < 4 and time.monotonic() < deadline:
+    time.sleep(0.01)
+print("saw all four" if len(list(folder.glob("eof-*"))) == 4 else "alone", file=sys.stderr)
+"""
+
+
+def test_the_four_bots_are_told_the_match_is_over_before_any_is_waited_for(tmp_path):
+    """Closing seat by seat would wait for the first bot (killed after its grace) before the
+    second heard anything; together, every bot sees its three partners' ends of input."""
+    import sys
+
+    from arena.runtime.play import referee_seats
+    from sandbox import TrustedProgram, open_session
+
+    (tmp_path / "bot.py").write_bytes(_WAITS_FOR_ALL)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    program = TrustedProgram((sys.executable, str(tmp_path / "bot.py"), str(marks)),
+                             cwd=tmp_path)
+    seats = [SessionSeat(open_session(TrustedRunner(), program)) for _ in range(4)]
+    outcome = referee_seats(rules_for("quatre-sept", target=11), seats, seed=3)
+    assert outcome.result["fault"] is None
+    assert [seat.stderr_tail.strip() for seat in seats] == ["saw all four"] * 4

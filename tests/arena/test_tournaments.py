@@ -131,9 +131,7 @@ def test_only_ready_versions_play(alice, upload, versions, client_for):
     from tests.arena.conftest import CRASH_BOT
 
     failed = upload(alice, "crashy", CRASH_BOT).json()["latest_version"]["id"]
-    # The refusal is what this test is about, whatever the validation said (once, under a loaded
-    # full run, this version read as ready: see the session's note).
-    BotVersion.objects.filter(pk=failed).update(status=VersionStatus.FAILED)
+    assert BotVersion.objects.get(pk=failed).status == VersionStatus.FAILED
     response = create(client_for(alice), [versions[0], failed])
     assert response.status_code == 400
     assert "not ready" in response.json()["versions"][0]
@@ -163,3 +161,34 @@ def test_schema_and_docs(client_for):
                  "/api/matches/{id}/replay/", "/api/leaderboard/"):
         assert path in paths, path
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_the_tally_and_ranking_are_worked_out_once_per_finished_match(
+    alice, versions, client_for, run_tasks, monkeypatch
+):
+    """A ladder's round-robin grows without end and its page polls every few seconds: what is
+    made of its finished matches is kept until another finishes."""
+    from arena.selectors import ratings, tournaments
+
+    created = create(client_for(alice), versions, pairs=1, run_tasks=run_tasks).json()
+    tournament = Tournament.objects.get(pk=created["id"])
+    calls = {"tally": 0, "ranking": 0}
+    real_count, real_ranking = tournaments._count, ratings._ranking_rows
+
+    def counted(name, real):
+        def wrapper(*args):
+            calls[name] += 1
+            return real(*args)
+        return wrapper
+
+    monkeypatch.setattr(tournaments, "_count", counted("tally", real_count))
+    monkeypatch.setattr(ratings, "_ranking_rows", counted("ranking", real_ranking))
+    first = client_for(None).get(f"/tournaments/{tournament.pk}/")
+    again = client_for(None).get(f"/tournaments/{tournament.pk}/")
+    assert first.status_code == again.status_code == 200
+    assert calls == {"tally": 1, "ranking": 1}
+    finished = Match.objects.filter(tournament=tournament, status="finished")
+    last = finished.order_by("-id").first()
+    Match.objects.filter(pk=last.pk).update(status="failed")  # one result fewer: a new version
+    client_for(None).get(f"/tournaments/{tournament.pk}/")
+    assert calls == {"tally": 2, "ranking": 2}

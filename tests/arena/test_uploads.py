@@ -7,6 +7,8 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from arena.models import Bot, BotVersion, Match, PackageBlob
+from arena.services import bots as bot_services
+from engine import new_match, rules_for
 from tests.arena.conftest import (
     CRASH_BOT,
     FIRST_BOT,
@@ -76,6 +78,57 @@ def test_a_faulty_bot_fails_validation_with_fault_and_log(
     theirs = client_for(bob).get(f"/api/versions/{version_id}/").json()
     assert theirs["status"] == "failed"
     assert theirs["fault"] is None and theirs["log"] is None
+
+
+def _seed_with_an_instant_win() -> int:
+    """A seed whose first deal of the validation preset ends the match at once (four 7s)."""
+    rules = rules_for(bot_services.VALIDATION_PRESET)
+    return next(seed for seed in range(10_000) if new_match(rules, seed).is_over)
+
+
+@pytest.mark.parametrize(
+    ("source", "kind", "in_detail", "in_log"),
+    [
+        (CRASH_BOT, "crash", "exited with code 3", "I give up"),
+        (b"import sys\nsys.exit(0)\n", "crash", "exited with code 0", ""),
+    ],
+    ids=["crash-with-a-log", "silent-exit"],
+)
+def test_a_bot_that_fails_hello_fails_validation_on_an_instant_win_deal(
+    alice, upload, client_for, monkeypatch, source, kind, in_detail, in_log
+):
+    # Hostile: the referee used to drop a hello fault when the first deal was already over (four
+    # 7s in one hand, ~0.8% of seeds), so the version read ready and could play round-robins.
+    monkeypatch.setattr(bot_services, "validation_seed", lambda rules: _seed_with_an_instant_win())
+    version_id = upload(alice, "crashy", source).json()["latest_version"]["id"]
+    mine = client_for(alice).get(f"/api/versions/{version_id}/").json()
+    assert mine["status"] == "failed"
+    assert mine["fault"]["kind"] == kind and in_detail in mine["fault"]["detail"]
+    assert in_log in mine["log"]
+    match = Match.objects.get(pk=mine["validation_match"])
+    assert (match.reason, match.winner) == ("forfeit", 1)
+
+
+def test_a_validation_match_that_asks_the_version_nothing_validates_nothing(
+    alice, upload, client_for, monkeypatch
+):
+    # A good bot, but the match ended at the deal before it decided anything: not ready.
+    monkeypatch.setattr(bot_services, "validation_seed", lambda rules: _seed_with_an_instant_win())
+    version_id = upload(alice, "lucky", RANDOM_BOT).json()["latest_version"]["id"]
+    mine = client_for(alice).get(f"/api/versions/{version_id}/").json()
+    assert mine["status"] == "failed"
+    assert mine["fault"]["kind"] == ""
+    assert "before seats 0 and 2 made a decision" in mine["fault"]["detail"]
+    assert Match.objects.get(pk=mine["validation_match"]).reason == "four-sevens"
+
+
+def test_validation_seeds_deal_a_first_deal_that_is_played(monkeypatch):
+    instant = _seed_with_an_instant_win()
+    rules = rules_for(bot_services.VALIDATION_PRESET)
+    played = next(seed for seed in range(10_000) if not new_match(rules, seed).is_over)
+    draws = iter([instant, instant, played])
+    monkeypatch.setattr(bot_services.secrets, "randbits", lambda bits: next(draws))
+    assert bot_services.validation_seed(rules) == played
 
 
 def test_a_zip_with_manifest_is_accepted(alice, upload):

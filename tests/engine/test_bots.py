@@ -124,3 +124,38 @@ def test_bot_program_usage():
         check=False,
     )
     assert done.returncode != 0
+
+
+def test_a_light_bot_process_imports_neither_the_rules_nor_numpy():
+    """The platform starts ``python -m engine.bots random`` afresh for every match it plays: the
+    engine's names load on first use, so that process pays for none of the rules, the expert's
+    search, numpy or typing."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['engine.bots', 'random']\n"
+        "sys.stdin = open('/dev/null')\n"
+        "try:\n"
+        "    runpy.run_module('engine.bots', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in ('engine.state', 'engine.rules', 'engine.bots.expert', 'numpy',"
+        " 'typing') if m in sys.modules))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
+
+
+def test_every_name_the_engine_exports_resolves():
+    import engine
+    import engine.bots
+
+    for module in (engine, engine.bots):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, name
+    assert engine.bots.RandomBot is BUILTIN_BOTS["random"]

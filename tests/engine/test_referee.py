@@ -12,6 +12,7 @@ from engine.check import check_replay
 from engine.faults import SeatFault
 from engine.referee import AnnouncedClock, FunctionSeat, Player, referee_match
 from engine.rules import rules_for
+from engine.state import new_match
 from tests.engine.reference import check_rules
 
 REPLAY_KEYS = {"format", "match", "seed", "rules", "players", "deals", "result", "moves_ms"}
@@ -31,10 +32,12 @@ REASONS = {
 class Recorder:
     """A seat playing like a random bot that keeps every message it was sent."""
 
-    def __init__(self, fail_on: str | None = None, at_turn: int = 1, kind: str = "crash"):
+    def __init__(self, fail_on: str | None = None, at_turn: int = 1, kind: str = "crash",
+                 blame: int | None = None):
         self.bot = make_bot("random")
         self.messages: list[dict[str, Any]] = []
         self.fail_on, self.at_turn, self.kind = fail_on, at_turn, kind
+        self.blame = blame  # the seat a turn's fault names (one that starved this seat)
         self.turns = 0
         self.closed = False
 
@@ -48,7 +51,8 @@ class Recorder:
         self.messages.append(message)
         self.turns += 1
         if self.fail_on == "turn" and self.turns == self.at_turn:
-            raise SeatFault(self.kind, f"failed at turn {self.turns}", log="stderr tail")
+            raise SeatFault(self.kind, f"failed at turn {self.turns}", log="stderr tail",
+                            seat=self.blame)
         if self.fail_on == "illegal" and self.turns == self.at_turn:
             return "play ZZ"
         return self.bot.act(message)
@@ -187,6 +191,29 @@ def test_a_seat_fault_forfeits_the_match():
     check_replay(outcome.replay)
 
 
+@pytest.mark.parametrize(("on_turn", "starver", "at_turn"),
+                         [(0, 1, 1), (2, 3, 7), (1, 2, 30), (3, 0, 12), (0, 2, 5)])
+def test_a_fault_naming_another_seat_forfeits_that_seat(on_turn, starver, at_turn):
+    """A seat that starved the seat on turn (the fault of the on-turn call names it) forfeits;
+    the on-turn seat's cut decision is timed, and the replay still checks."""
+    seats = [Recorder() for _ in range(4)]
+    seats[on_turn] = Recorder(fail_on="turn", at_turn=at_turn, kind="timeout", blame=starver)
+    outcome, _ = play(seed=8, seats=seats)
+    result = outcome.replay["result"]
+    assert result["winner"] == 1 - starver % 2
+    assert result["fault"] == {"seat": starver, "kind": "timeout",
+                               "detail": f"failed at turn {at_turn}"}
+    assert outcome.logs == {starver: "stderr tail"}
+    assert len(outcome.replay["moves_ms"][on_turn]) == at_turn
+    check_rules(outcome.replay)
+    check_replay(outcome.replay)
+
+
+def test_a_fault_names_a_seat_of_the_table():
+    with pytest.raises(ValueError, match="seat"):
+        SeatFault("timeout", "starved", seat=4)
+
+
 @pytest.mark.parametrize("seat", range(4))
 def test_the_faulting_seats_team_loses(seat):
     seats = [Recorder() for _ in range(4)]
@@ -237,6 +264,38 @@ def test_a_fault_at_hello_forfeits():
     assert result["fault"]["seat"] == 2
     assert all(not r.of_type("turn") for r in seats)
     assert outcome.replay["moves_ms"] == [[], [], [], []]
+
+
+def _first_seed_with_an_instant_win(preset: str = "quatre-sept") -> int:
+    rules = rules_for(preset)
+    return next(seed for seed in range(10_000) if new_match(rules, seed).is_over)
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2, 3])
+def test_a_fault_at_hello_forfeits_even_when_the_first_deal_is_an_instant_win(seat):
+    # The deal counts only once every seat has answered hello: a bot that crashed at hello must
+    # not win (nor pass validation) because the first deal holds four 7s for one hand.
+    seed = _first_seed_with_an_instant_win()
+    seats = [Recorder() for _ in range(4)]
+    seats[seat] = Recorder(fail_on="hello")
+    outcome, _ = play(seed=seed, seats=seats)
+    result = outcome.replay["result"]
+    assert result["reason"] == "forfeit" and result["winner"] == 1 - seat % 2
+    assert result["fault"] == {"seat": seat, "kind": "crash", "detail": "failed at hello"}
+    assert result["score"] == [0, 0]
+    [deal] = outcome.replay["deals"]
+    assert deal["end"] == "forfeit" and deal["tricks"] == []
+    assert [len(r.of_type("hello")) for r in seats] == [1] * (seat + 1) + [0] * (3 - seat)
+    check_replay(outcome.replay)
+
+
+def test_without_a_fault_the_instant_win_still_ends_the_match_at_the_deal():
+    seed = _first_seed_with_an_instant_win()
+    outcome, seats = play(seed=seed)
+    assert outcome.replay["result"]["reason"] == "four-sevens"
+    assert outcome.replay["result"]["fault"] is None
+    assert all(len(r.of_type("hello")) == 1 and not r.of_type("turn") for r in seats)
+    check_replay(outcome.replay)
 
 
 def test_a_fault_at_deal_end_forfeits():

@@ -70,15 +70,22 @@ def seat_pids(session: BotSession) -> list[int]:
     if isinstance(process, ContainerProcess):
         import docker
 
-        try:
-            top = default_client().top(process.container, ps_args="-eo pid")
-        except docker.errors.NotFound:
-            return []
-        except docker.errors.APIError as exc:
-            if exc.response is not None and exc.response.status_code == 409:
-                return []  # killed, not removed yet: no process runs in it
-            raise
-        return sorted(int(row[0]) for row in top.get("Processes") or [])
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                top = default_client().top(process.container, ps_args="-eo pid")
+            except docker.errors.NotFound:
+                return []
+            except docker.errors.APIError as exc:
+                if exc.response is not None and exc.response.status_code == 409:
+                    return []  # killed, not removed yet: no process runs in it
+                # A pooled seat's close does not wait for the engine's teardown: asked in the
+                # middle of it, the engine answers 500 (its shim is going); ask again.
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+                continue
+            return sorted(int(row[0]) for row in top.get("Processes") or [])
     assert process.host_uid is not None, "bwrap without a leased uid: run the tests as root"
     return pids_of_uid(process.host_uid)
 

@@ -25,6 +25,7 @@ from sandbox import (
     open_session,
 )
 from sandbox.runners.bwrap import PROC_MASK_DIRS, PROC_MASKS, BwrapRunner
+from sandbox.runners.docker_warm import PooledSeatProcess
 from sandbox.seccomp import DENIED, NOT_IMPLEMENTED
 from tests.sandbox.helpers import FAST, assert_left_nothing, hello, play_match, python_bot
 
@@ -57,10 +58,12 @@ def seats(bwrap: BwrapRunner) -> Iterator[Callable[..., BotSession]]:
         assert_left_nothing(session)
 
 
-@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker),
+                        pytest.param("docker_warm", marks=pytest.mark.docker)])
 def seats_any(request: pytest.FixtureRequest, make_bot) -> Iterator[Callable[..., BotSession]]:
     """``seats`` under each confined backend in turn (the tests whose expectations hold for
-    both; /proc/meminfo showing the seat's cap and the seat cgroup's figures are bwrap's)."""
+    all; /proc/meminfo showing the seat's cap and the seat cgroup's figures are bwrap's): bwrap,
+    Docker, Docker from pre-started containers."""
     runner = request.getfixturevalue(request.param)
     opened: list[BotSession] = []
 
@@ -340,33 +343,54 @@ def shm(flags):
     return value if value >= 0 else "errno %d" % ctypes.get_errno()
 def atime():
     return os.stat("/bot/main.py").st_atime_ns
-if m["role"] == "first":
+def listen():
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind("\\0qs-partner")
     listener.listen(1)
     globals()["keep"] = listener
+    return "bound"
+def connect():
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.connect("\\0qs-partner")
+def netlink():
+    return socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+def pair():
+    a, b = socket.socketpair()
+    a.sendall(b"x")
+    return b.recv(1).decode()
+if m["role"] == "first":
     before = atime()
     for _ in range(3):
         open("/bot/main.py").read()
-    probe = {"abstract": "bound", "shm": shm(0o1000 | 0o600), "atime_moved": atime() != before,
-             "atime": before}
+    probe = {"abstract": attempt(listen), "shm": shm(0o1000 | 0o600),
+             "atime_moved": atime() != before, "atime": before}
 else:
-    def connect():
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
-            client.connect("\\0qs-partner")
     probe = {"abstract": attempt(connect), "shm": shm(0o600), "atime": atime()}
+probe.update(inet=attempt(lambda: socket.create_connection(("127.0.0.1", 9), timeout=1)),
+             netlink=attempt(netlink), pair=attempt(pair),
+             interfaces=open("/proc/net/dev").read().split("\\n")[2:])
 send({"type": "ready", "name": "ipc", "probe": probe})
 """
 
 
 def test_partners_share_no_socket_ipc_key_or_access_time(make_bot, seats_any):
+    """No seat can make a socket of any family (so none can listen where a partner could connect,
+    even where the seats share the worker's empty network namespace); socketpair, whose two ends
+    stay inside the seat, still works."""
     bot = probe_bot(make_bot, IPC)
-    first = seats_any(bot).hello(hello(role="first"))["probe"]
+    first_seat = seats_any(bot)
+    first = first_seat.hello(hello(role="first"))["probe"]
     second = seats_any(bot).hello(hello(role="second"))["probe"]
-    assert first["abstract"] == "bound" and isinstance(first["shm"], int)
-    assert second["abstract"] == "failed: ConnectionRefusedError"  # its own network namespace
+    for probe in (first, second):
+        assert probe["abstract"] == "failed: PermissionError", probe
+        assert probe["inet"] == "failed: PermissionError" and probe["netlink"] == probe["inet"]
+        assert probe["pair"] == "ok: 'x'"
+        assert all(not line.strip() or line.split()[0] == "lo:" for line in probe["interfaces"])
+    assert isinstance(first["shm"], int)
     assert second["shm"] == f"errno {errno.ENOENT}"  # its own IPC namespace
-    assert first["atime_moved"] is False and second["atime"] == first["atime"]  # read-only bind
+    assert first["atime_moved"] is False
+    if not isinstance(first_seat.process, PooledSeatProcess):  # (a pooled seat has its own copy)
+        assert second["atime"] == first["atime"]  # one read-only bind of the same folder
 
 
 # --- what bots legitimately use still works -----------------------------------------------------

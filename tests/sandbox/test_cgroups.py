@@ -4,6 +4,8 @@ the v2 layout is checked on a folder laid out like /sys/fs/cgroup (files, no ker
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,7 +34,10 @@ def test_v2_layout_enables_controllers_and_caps_a_seat(tmp_path: Path):
     assert (folder / "pids.max").read_text() == "9"
     seat.join_self()
     assert (folder / "cgroup.procs").read_text() == "0"
-    for name in ("memory.max", "memory.swap.max", "pids.max", "cgroup.procs"):
+    assert seat.cpu_source == "cgroup v2 cpu.stat" and seat.cpu_seconds() is None  # no kernel
+    (folder / "cpu.stat").write_text("usage_usec 1500000\nuser_usec 1000000\nsystem_usec 5\n")
+    assert seat.cpu_seconds() == 1.5
+    for name in ("memory.max", "memory.swap.max", "pids.max", "cgroup.procs", "cpu.stat"):
         (folder / name).unlink()  # the kernel's files vanish with the group
     assert seat.remove() and not folder.exists()
 
@@ -51,6 +56,29 @@ def test_v1_layout(tmp_path: Path):
     support = detect(tmp_path)
     assert support.mode == "v1"
     assert support.parents == (tmp_path / "memory" / GROUP_NAME, tmp_path / "pids" / GROUP_NAME)
+    (tmp_path / "cpuacct").mkdir()  # a cpuacct hierarchy: the seat joins it too, for its CPU
+    (tmp_path / "cpuacct" / "cpuacct.usage").write_text("0")
+    support = detect(tmp_path)
+    assert support.parents[2] == tmp_path / "cpuacct" / GROUP_NAME and "CPU" in support.reason
+
+
+def test_a_real_v1_seat_counts_the_cpu_of_processes_that_ended():
+    """On this machine's kernel (cgroup v1 with cpuacct): a child that burned CPU and exited
+    still counts."""
+    support = detect()
+    if support.mode != "v1" or len(support.parents) < 3:
+        pytest.skip(f"no cgroup v1 cpuacct here: {support.reason}")
+    seat = SeatCgroup(support, 256 << 20, 8)
+    try:
+        assert seat.cpu_source == "cgroup v1 cpuacct.usage"
+        before = seat.cpu_seconds()
+        assert before is not None
+        code = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass"
+        subprocess.run([sys.executable, "-c", code], preexec_fn=seat.join_self, check=True)
+        assert seat.pids() == []
+        assert seat.cpu_seconds() - before >= 0.2
+    finally:
+        seat.remove()
 
 
 def test_nothing_usable_is_no_support(tmp_path: Path):

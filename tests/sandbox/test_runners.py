@@ -5,6 +5,7 @@ engine is a clear DockerUnavailable)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -52,6 +53,49 @@ def test_trusted_runner_plays(tmp_path):
     path.write_text(python_bot())
     with open_session(TrustedRunner(), TrustedProgram((sys.executable, str(path))), FAST) as s:
         assert play_match(s) == ["play TH"] * 3
+
+
+def test_a_reaped_bwrap_seat_is_never_signalled(bwrap, make_bot, monkeypatch):
+    # Once the seat's bwrap has exited and been reaped (a crash is reaped when the session sees
+    # it; the end of the match kills every seat later), its pid is free for any new process of
+    # the host: the root worker must then send it nothing.
+    process = bwrap.start(make_bot("import sys\nsys.exit(3)\n"))
+    for stream in (process.popen.stdin, process.popen.stdout, process.popen.stderr):
+        stream.close()
+    assert process.wait_exit(30) is not None
+    real_kill, signalled = os.kill, []
+
+    def kill(pid: int, sig: int) -> None:
+        if pid == process.pid:
+            signalled.append(sig)
+        else:
+            real_kill(pid, sig)
+
+    monkeypatch.setattr(os, "kill", kill)
+    process.kill()
+    assert signalled == []
+
+
+def test_a_reaped_trusted_program_is_never_signalled(monkeypatch):
+    import sys
+
+    from sandbox import TrustedProgram, TrustedRunner
+
+    process = TrustedRunner().start(TrustedProgram((sys.executable, "-c", "pass")))
+    for stream in (process.popen.stdin, process.popen.stdout, process.popen.stderr):
+        stream.close()
+    assert process.wait_exit(30) is not None
+    real_killpg, signalled = os.killpg, []
+
+    def killpg(group: int, sig: int) -> None:
+        if group == process.pid:
+            signalled.append(sig)
+        else:
+            real_killpg(group, sig)
+
+    monkeypatch.setattr(os, "killpg", killpg)
+    process.kill()
+    assert signalled == []
 
 
 def test_bwrap_command_line(make_bot):

@@ -22,8 +22,8 @@ from arena.selectors.tournaments import (
     tournament_progress,
     tournament_standings,
 )
-from arena.services.quotas import QuotaExceeded, quota_round_robin
-from arena.services.tournaments import tournament_cancel, tournament_create
+from arena.services.quotas import QuotaExceeded, round_robin_create
+from arena.services.tournaments import tournament_cancel
 from arena.web.forms import TournamentForm
 from arena.web.present import crosstable_cells, match_row, percent, points
 
@@ -43,9 +43,7 @@ def tournament_new(request: HttpRequest) -> HttpResponse:
     form = TournamentForm(request.POST or None, versions=versions_ready_to_play())
     if request.method == "POST" and form.is_valid():
         try:
-            quota_round_robin(user=request.user, versions=list(form.cleaned_data["versions"]),
-                              pairs=form.cleaned_data["pairs"])
-            tournament = tournament_create(
+            tournament = round_robin_create(
                 created_by=request.user, name=form.cleaned_data["name"], rules=form.rules(),
                 version_ids=[v.pk for v in form.cleaned_data["versions"]],
                 pairs=form.cleaned_data["pairs"],
