@@ -79,17 +79,8 @@ def choose_card(state: State, cards: tuple[int, ...], voids: list[int] | None = 
     if not trick:
         lead = _lead_run_or_master(state, hand, others, cards, runs)
         return lead if lead >= 0 else _cheapest(cards)
-    led = trick[0] >> 3
-    low = led << 3
-    best = trick[0]
-    pos = 0
-    for i in range(1, len(trick)):
-        c = trick[i]
-        if low <= c < best:
-            best, pos = c, i
-    n = len(trick)
-    partner_wins = (n - pos) & 1 == 0
-    last = n == 3
+    low, best, partner_wins = _trick_so_far(trick)
+    last = len(trick) == 3
     if partner_wins and (last or not _STRONGER[best] & others):
         return max(cards, key=_feed_key)
     beating = [c for c in cards if low <= c < best]
@@ -123,17 +114,8 @@ def _careful(state: State, cards: tuple[int, ...], voids: list[int]) -> int:
         both = voids[left] & voids[right] & ~voids[(seat + 2) & 3]
         free = [c for c in cards if both >> c & 1]
         return _cheapest(free) if free else _cheapest(cards)
-    led = trick[0] >> 3
-    low = led << 3
-    best = trick[0]
-    pos = 0
-    n = len(trick)
-    for i in range(1, n):
-        c = trick[i]
-        if low <= c < best:
-            best, pos = c, i
-    partner_wins = (n - pos) & 1 == 0
-    last = n == 3
+    low, best, partner_wins = _trick_so_far(trick)
+    last = len(trick) == 3
     # Following, the one opponent still to play (if any) is the left one: what may it hold?
     threat = 0 if last else others & ~voids[left]
     if partner_wins and (last or not _STRONGER[best] & threat):
@@ -204,17 +186,8 @@ def shrewd_card(state: State, cards: tuple[int, ...], voids: list[int]) -> int:
         both = voids[left] & voids[right] & ~voids[(seat + 2) & 3]
         free = [c for c in cards if both >> c & 1]
         return _spare(free if free else cards, hand, others)
-    led = trick[0] >> 3
-    low = led << 3
-    best = trick[0]
-    pos = 0
-    n = len(trick)
-    for i in range(1, n):
-        c = trick[i]
-        if low <= c < best:
-            best, pos = c, i
-    partner_wins = (n - pos) & 1 == 0
-    last = n == 3
+    low, best, partner_wins = _trick_so_far(trick)
+    last = len(trick) == 3
     threat = 0 if last else others & ~voids[left]
     if partner_wins and not _STRONGER[best] & threat:
         return max(cards, key=lambda c: (_THIRDS[c], bool(_STRONGER[c] & others), c & 7))
@@ -281,3 +254,17 @@ def _politaine_card(
                 if card in cards:
                     return card
     return -1
+
+
+def _trick_so_far(trick: list[int]) -> tuple[int, int, bool]:
+    """Of a trick begun (its cards in play order): the lowest card code of the led suit, the card
+    winning it so far (the led suit's lowest code: its strongest card), and whether that card is
+    the partner's of the seat to play next."""
+    low = (trick[0] >> 3) << 3
+    best = trick[0]
+    pos = 0
+    for i in range(1, len(trick)):
+        c = trick[i]
+        if low <= c < best:
+            best, pos = c, i
+    return low, best, (len(trick) - pos) & 1 == 0
