@@ -7,16 +7,22 @@ Tasks run in-process (Celery eager mode) when the transaction that queued them c
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
+import shutil
+import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
+from arena.runtime.cache import cached_install
 from config.celery import app as celery_app
+from sandbox import InstalledBot
 from tests.conftest import clear_cache
 
 RANDOM_BOT = b"""import json, random, sys
@@ -130,3 +136,22 @@ def upload(run_tasks, client_for):
             )
 
     return do
+
+
+@pytest.fixture
+def reachable_folder(settings) -> Iterator[Path]:
+    """A folder sandboxed bots can reach (pytest's own tmp is mode 700): in this run's folder
+    under ``var/``; removed afterwards."""
+    root = settings.ARENA_TEST_RUN_DIR / "tmp"
+    root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o755)
+    folder = Path(tempfile.mkdtemp(dir=root))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def install_cached(folder: Path, source: bytes, filename: str = "bot.py") -> InstalledBot:
+    """``source`` installed through the worker's bot cache under ``folder / "cache"``."""
+    digest = hashlib.sha256(source).hexdigest()
+    return cached_install(folder / "cache", digest, filename, lambda: source)

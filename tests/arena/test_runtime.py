@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,30 +14,20 @@ from arena.runtime.seats import SessionSeat
 from arena.runtime.specs import BotSpec
 from engine import Player, SeatFault, rules_for
 from engine.check import check_replay
-from sandbox import BotFault, InstalledBot, TrustedRunner
-from tests.arena.conftest import CRASH_BOT, RANDOM_BOT
+from sandbox import BotFault, TrustedRunner
+from tests.arena.conftest import CRASH_BOT, RANDOM_BOT, install_cached
 
 
 @pytest.fixture
-def tmp_path(settings):
-    """A folder sandboxed bots can reach (pytest's own tmp is mode 700): in this run's folder
-    under ``var/``."""
-    root = settings.ARENA_TEST_RUN_DIR / "tmp"
-    root.mkdir(parents=True, exist_ok=True)
-    root.chmod(0o755)
-    folder = Path(tempfile.mkdtemp(dir=root))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+def tmp_path(reachable_folder: Path) -> Path:
+    """Sandboxed bots must reach the test's folder."""
+    return reachable_folder
 
 
-def install(tmp_path, source: bytes, filename: str = "bot.py") -> InstalledBot:
-    digest = hashlib.sha256(source).hexdigest()
-    return cached_install(tmp_path / "cache", digest, filename, lambda: source)
 
 
 def test_uploaded_and_builtin_bots_play_a_match_in_the_sandbox(tmp_path):
-    upload = BotSpec.for_upload(install(tmp_path, RANDOM_BOT), "me/rnd v1")
+    upload = BotSpec.for_upload(install_cached(tmp_path, RANDOM_BOT), "me/rnd v1")
     builtin = BotSpec.for_builtin("greedy")
     players = [Player("me/rnd", 1), Player("arena/greedy", 1)] * 2
     played = play_seats(
@@ -52,7 +40,7 @@ def test_uploaded_and_builtin_bots_play_a_match_in_the_sandbox(tmp_path):
 
 
 def test_a_bot_fault_becomes_a_seat_fault_with_the_stderr_tail(tmp_path):
-    crash = BotSpec.for_upload(install(tmp_path, CRASH_BOT), "me/crash v1")
+    crash = BotSpec.for_upload(install_cached(tmp_path, CRASH_BOT), "me/crash v1")
     builtin = BotSpec.for_builtin("random")
     played = play_seats(
         rules_for("quatre-sept"), [builtin, crash, builtin, crash], seed=1, match_id="m-y",
@@ -90,12 +78,12 @@ def test_a_spec_is_builtin_xor_upload(tmp_path):
     with pytest.raises(ValueError):
         BotSpec(label="x")
     with pytest.raises(ValueError):
-        BotSpec(label="x", builtin="random", installed=install(tmp_path, RANDOM_BOT))
+        BotSpec(label="x", builtin="random", installed=install_cached(tmp_path, RANDOM_BOT))
 
 
 def test_the_trusted_runner_refuses_an_upload(tmp_path):
     with pytest.raises(TypeError):
-        TrustedRunner().start(install(tmp_path, RANDOM_BOT))
+        TrustedRunner().start(install_cached(tmp_path, RANDOM_BOT))
 
 
 def test_the_cache_unpacks_once(tmp_path):

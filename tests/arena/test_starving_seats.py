@@ -9,25 +9,21 @@ lowest weight and the burner's the highest."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import arena.runtime.play as play_module
-from arena.runtime.cache import cached_install
 from arena.runtime.play import play_seats
 from arena.runtime.seats import SessionSeat
 from arena.runtime.specs import BotSpec
 from engine import AnnouncedClock, Player, rules_for
 from engine.check import check_replay
-from sandbox import BotSession, InstalledBot
+from sandbox import BotSession
 from sandbox.clocks import task_times, tree_pids
-from tests.arena.conftest import FIRST_BOT
+from tests.arena.conftest import FIRST_BOT, install_cached
 
 CORE = max(os.sched_getaffinity(0))
 CLOCK = AnnouncedClock(hello_ms=10_000, move_ms=500, bank_ms=60_000)
@@ -65,20 +61,11 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def tmp_path(settings):
-    """A folder sandboxed bots can reach (pytest's own tmp is mode 700)."""
-    root = settings.ARENA_TEST_RUN_DIR / "tmp"
-    root.mkdir(parents=True, exist_ok=True)
-    root.chmod(0o755)
-    folder = Path(tempfile.mkdtemp(dir=root))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+def tmp_path(reachable_folder: Path) -> Path:
+    """Sandboxed bots must reach the test's folder."""
+    return reachable_folder
 
 
-def install(tmp_path: Path, source: bytes) -> InstalledBot:
-    digest = hashlib.sha256(source).hexdigest()
-    return cached_install(tmp_path / "cache", digest, "bot.py", lambda: source)
 
 
 def _weigh(session: BotSession, nice: int, pin: bool) -> None:
@@ -116,9 +103,9 @@ class PinnedSeat(SessionSeat):
 
 
 def test_a_bot_starving_the_seat_on_turn_forfeits_and_the_match_stands(tmp_path, monkeypatch):
-    thinker = BotSpec.for_upload(install(tmp_path, THINKER), "me/thinker v1")
-    burner = BotSpec.for_upload(install(tmp_path, BURNER), "rogue/burner v1")
-    idle = BotSpec.for_upload(install(tmp_path, FIRST_BOT), "me/first v1")
+    thinker = BotSpec.for_upload(install_cached(tmp_path, THINKER), "me/thinker v1")
+    burner = BotSpec.for_upload(install_cached(tmp_path, BURNER), "rogue/burner v1")
+    idle = BotSpec.for_upload(install_cached(tmp_path, FIRST_BOT), "me/first v1")
     nices = iter([19, -20, 19, None])
     table: list[PinnedSeat] = []
     start_seat = play_module.start_seat
