@@ -9,11 +9,18 @@ count is sure, announces a politaine unless that would break its own run under w
 from __future__ import annotations
 
 from engine.actions import CLAIM, POLITAINE, REDEAL
-from engine.cards import CARD_THIRDS, SUIT_MASKS, TNA_MASKS
+from engine.cards import CARD_THIRDS, SUIT_MASKS, TNA_MASKS, cards_of
+from engine.optional import claim
+from engine.optional.low_lead import lowest_rank
+from engine.optional.politaine import announceable
+from engine.rules import ClaimOut, Politaine
 from engine.state import MELD_PHASE, PLAY_PHASE, POULES_PHASE, REDEAL_PHASE, State
 
 _HAND = (1 << 32) - 1
 _THIRDS = CARD_THIRDS
+# Enum members as module globals (class attribute lookups are slow in the rollouts).
+_FIRST_CARD = Politaine.FIRST_CARD
+_CLAIM_OFF = ClaimOut.OFF
 
 
 def claim_is_sure(state: State, seat: int) -> bool:
@@ -30,26 +37,99 @@ def policy_action(state: State, voids: list[int] | None = None, shrewd: bool = F
     plays like a careful player (``choose_card``), without them like ``greedy``. ``shrewd``
     (with ``voids``): ``tracker``'s finer discards and feeds (``shrewd_card``).
     """
-    legal = state.legal()
-    if len(legal) == 1:
-        return legal[0]
     phase = state[0]
-    if phase != PLAY_PHASE:
-        if phase == MELD_PHASE:
-            return legal[0]
-        if phase == POULES_PHASE:
-            return legal[-1]
-        return REDEAL if phase == REDEAL_PHASE else legal[0]
-    rules = state[4].rules
-    choose = shrewd_card if shrewd and voids is not None else choose_card
-    if rules.plain_play:
-        return choose(state, legal, voids)
+    if phase == PLAY_PHASE:
+        return _play(state, voids, shrewd)
+    legal = state.legal()
+    if len(legal) == 1 or phase == MELD_PHASE:
+        return legal[0]
+    if phase == POULES_PHASE:
+        return legal[-1]
+    return REDEAL if phase == REDEAL_PHASE else legal[0]
+
+
+def _play(state: State, voids: list[int] | None, shrewd: bool) -> int:
+    """``policy_action`` in the play phase, read from the hand without listing every legal
+    action (``State.legal``'s decorated plays): the card ``legal`` would offer, with the
+    announcement ``with_flags`` would add, or the claim."""
     seat = state[1]
-    if legal[-1] == CLAIM and claim_is_sure(state, seat):
+    packed = state[2]
+    hand = packed >> (seat << 5) & _HAND
+    trick = state[3]
+    table = state[4]
+    if trick:
+        shift = trick[0] & 24
+        follow = hand >> shift & 255
+        playable = follow << shift if follow else hand
+    else:
+        playable = lowest_rank(hand) if table.low else hand
+    cards = cards_of(playable)
+    rules = table[0]
+    if rules.plain_play:
+        if len(cards) == 1:
+            return cards[0]
+    elif (
+        rules.claim_out is not _CLAIM_OFF
+        and claim.offered(rules.claim_out, bool(trick))
+        and claim_is_sure(state, seat)
+    ):
         return CLAIM
-    cards = tuple(a for a in legal if a < 32)
-    card = choose(state, cards, voids)
-    return with_flags(state, card, legal)
+    if len(cards) == 1:
+        card = cards[0]
+    else:
+        others = (packed | packed >> 32 | packed >> 64 | packed >> 96) & _HAND & ~hand
+        if voids is None:
+            card = _greedy(state, cards, hand, others)
+        elif shrewd:
+            card = _shrewd(state, cards, voids, hand, others)
+        else:
+            card = _careful(state, cards, voids, hand, others)
+    if rules.politaine is _FIRST_CARD and announceable(hand) >> card & 1:
+        run = table.run
+        if run is None or run[0] != seat:
+            return card | POLITAINE
+    return card
+
+
+def solver_moves(state: State) -> list[int]:
+    """The actions the exact solver tries in the play phase, ``greedy``'s choice first: one per
+    playable card, announced where ``with_flags`` would; only the claim where the count is sure;
+    one action where the card is forced (its decorations do not change the deal's value)."""
+    seat = state[1]
+    packed = state[2]
+    hand = packed >> (seat << 5) & _HAND
+    trick = state[3]
+    table = state[4]
+    if trick:
+        shift = trick[0] & 24
+        follow = hand >> shift & 255
+        playable = follow << shift if follow else hand
+    else:
+        playable = lowest_rank(hand) if table.low else hand
+    cards = cards_of(playable)
+    rules = table[0]
+    if (
+        not rules.plain_play
+        and rules.claim_out is not _CLAIM_OFF
+        and claim.offered(rules.claim_out, bool(trick))
+        and claim_is_sure(state, seat)
+    ):
+        return [CLAIM]
+    announce = 0
+    if rules.politaine is _FIRST_CARD:
+        run = table.run
+        if run is None or run[0] != seat:
+            announce = announceable(hand)
+    if len(cards) == 1:
+        card = cards[0]
+        return [card | POLITAINE if announce >> card & 1 else card]
+    others = (packed | packed >> 32 | packed >> 64 | packed >> 96) & _HAND & ~hand
+    first = _greedy(state, cards, hand, others)
+    moves = [first | POLITAINE if announce >> first & 1 else first]
+    for c in cards:
+        if c != first:
+            moves.append(c | POLITAINE if announce >> c & 1 else c)
+    return moves
 
 
 def with_flags(state: State, card: int, legal: tuple[int, ...]) -> int:
@@ -68,14 +148,23 @@ def choose_card(state: State, cards: tuple[int, ...], voids: list[int] | None = 
     With ``voids`` a trick is *sure* when no opponent still to play may hold a stronger card of
     the suit led (a void opponent cannot); without, when no stronger card is out at all.
     """
+    hand, others = _reading(state)
     if voids is not None:
-        return _careful(state, cards, voids)
-    seat = state[1]
+        return _careful(state, cards, voids, hand, others)
+    return _greedy(state, cards, hand, others)
+
+
+def _reading(state: State) -> tuple[int, int]:
+    """The hand of the seat to move and the cards out in the other hands."""
     packed = state[2]
-    hand = packed >> (seat << 5) & _HAND
-    others = (packed | packed >> 32 | packed >> 64 | packed >> 96) & _HAND & ~hand
+    hand = packed >> (state[1] << 5) & _HAND
+    return hand, (packed | packed >> 32 | packed >> 64 | packed >> 96) & _HAND & ~hand
+
+
+def _greedy(state: State, cards: tuple[int, ...], hand: int, others: int) -> int:
+    """``choose_card`` without voids (``hand`` and ``others`` read from ``state``)."""
     trick = state[3]
-    runs = state[4].rules.politaine != "off"
+    runs = state[4][0].politaine != "off"
     if not trick:
         lead = _lead_run_or_master(state, hand, others, cards, runs)
         return lead if lead >= 0 else _cheapest(cards)
@@ -97,14 +186,11 @@ def choose_card(state: State, cards: tuple[int, ...], voids: list[int] | None = 
     return _cheapest(cards)
 
 
-def _careful(state: State, cards: tuple[int, ...], voids: list[int]) -> int:
+def _careful(state: State, cards: tuple[int, ...], voids: list[int], hand: int, others: int) -> int:
     """``choose_card`` with the public voids (see there)."""
     seat = state[1]
-    packed = state[2]
-    hand = packed >> (seat << 5) & _HAND
-    others = (packed | packed >> 32 | packed >> 64 | packed >> 96) & _HAND & ~hand
     trick = state[3]
-    runs = state[4].rules.politaine != "off"
+    runs = state[4][0].politaine != "off"
     left, right = (seat + 1) & 3, (seat + 3) & 3
     if not trick:
         lead = _lead_run_or_master(state, hand, others, cards, runs)
@@ -162,12 +248,15 @@ def shrewd_card(state: State, cards: tuple[int, ...], voids: list[int]) -> int:
     points but not a master, wins with the weakest sure card, contests an opponent's trick
     worth a point, else discards the card that gives away least (``_spare``).
     """
+    hand, others = _reading(state)
+    return _shrewd(state, cards, voids, hand, others)
+
+
+def _shrewd(state: State, cards: tuple[int, ...], voids: list[int], hand: int, others: int) -> int:
+    """``shrewd_card`` (``hand`` and ``others`` read from ``state``)."""
     seat = state[1]
-    packed = state[2]
-    hand = packed >> (seat << 5) & _HAND
-    others = (packed | packed >> 32 | packed >> 64 | packed >> 96) & _HAND & ~hand
     trick = state[3]
-    runs = state[4].rules.politaine != "off"
+    runs = state[4][0].politaine != "off"
     left, right = (seat + 1) & 3, (seat + 3) & 3
     if not trick:
         if runs:

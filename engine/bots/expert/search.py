@@ -20,7 +20,7 @@ from engine.cards import SUIT_MASKS
 from engine.state import OVER, PLAY_PHASE, State
 
 from .outlook import Outlook
-from .policy import policy_action, with_flags
+from .policy import policy_action, solver_moves
 
 #: Solve the deal exactly when a candidate leaves at most this many cards in the four hands.
 EXACT_CARDS = 12
@@ -115,18 +115,14 @@ class Evaluator:
 
     def solve(self, state: State, alpha: float, beta: float) -> float:
         """Alpha-beta value of the deal's end: ``team``'s side maximises, the other minimises."""
-        if state[0] == OVER or state[4].deal != self.deal:
+        phase = state[0]
+        if phase == OVER or state[4].deal != self.deal:
             return self.leaf(state)
-        legal = state.legal()
-        first = policy_action(state)
-        if len(legal) == 1 or first >= PLAY_LIMIT or state[0] != PLAY_PHASE:
-            return self.solve(state.apply(first), alpha, beta)  # forced, a claim, or a meld
-        moves = [first]
-        for a in legal:
-            if a < 32:
-                a = with_flags(state, a, legal)
-                if a != first:
-                    moves.append(a)
+        if phase != PLAY_PHASE:  # a meld or the like: the policy's choice
+            return self.solve(state.apply(policy_action(state)), alpha, beta)
+        moves = solver_moves(state)
+        if len(moves) == 1:  # forced, or the claim
+            return self.solve(state.apply(moves[0]), alpha, beta)
         if state[1] & 1 == self.team:
             value = -1.0
             for a in moves:
