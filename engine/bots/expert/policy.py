@@ -9,18 +9,22 @@ count is sure, announces a politaine unless that would break its own run under w
 from __future__ import annotations
 
 from engine.actions import CLAIM, POLITAINE, REDEAL
-from engine.cards import CARD_THIRDS, SUIT_MASKS, TNA_MASKS, cards_of
+from engine.cards import BYTE_CARDS, CARD_THIRDS, SUIT_MASKS, TNA_MASKS, cards_of
 from engine.optional import claim
 from engine.optional.low_lead import lowest_rank
 from engine.optional.politaine import announceable
 from engine.rules import ClaimOut, Politaine
-from engine.state import MELD_PHASE, PLAY_PHASE, POULES_PHASE, REDEAL_PHASE, State
+from engine.state import MELD_PHASE, PLAY_PHASE, POULES_PHASE, REDEAL_PHASE, State, Table
 
 _HAND = (1 << 32) - 1
 _THIRDS = CARD_THIRDS
 # Enum members as module globals (class attribute lookups are slow in the rollouts).
 _FIRST_CARD = Politaine.FIRST_CARD
 _CLAIM_OFF = ClaimOut.OFF
+_BYTE_CARDS = BYTE_CARDS
+_B0, _B1, _B2, _B3 = BYTE_CARDS
+#: Positions of the table's fields read on every rollout move.
+_LOW, _RUN = Table._fields.index("low"), Table._fields.index("run")
 
 
 def claim_is_sure(state: State, seat: int) -> bool:
@@ -39,7 +43,7 @@ def policy_action(state: State, voids: list[int] | None = None, shrewd: bool = F
     """
     phase = state[0]
     if phase == PLAY_PHASE:
-        return _play(state, voids, shrewd)
+        return play_action(state, voids, shrewd)
     legal = state.legal()
     if len(legal) == 1 or phase == MELD_PHASE:
         return legal[0]
@@ -48,7 +52,7 @@ def policy_action(state: State, voids: list[int] | None = None, shrewd: bool = F
     return REDEAL if phase == REDEAL_PHASE else legal[0]
 
 
-def _play(state: State, voids: list[int] | None, shrewd: bool) -> int:
+def play_action(state: State, voids: list[int] | None = None, shrewd: bool = False) -> int:
     """``policy_action`` in the play phase, read from the hand without listing every legal
     action (``State.legal``'s decorated plays): the card ``legal`` would offer, with the
     announcement ``with_flags`` would add, or the claim."""
@@ -60,10 +64,13 @@ def _play(state: State, voids: list[int] | None, shrewd: bool) -> int:
     if trick:
         shift = trick[0] & 24
         follow = hand >> shift & 255
-        playable = follow << shift if follow else hand
+        if follow:
+            cards = _BYTE_CARDS[shift >> 3][follow]
+        else:
+            cards = _B0[hand & 255] + _B1[hand >> 8 & 255] + _B2[hand >> 16 & 255] + _B3[hand >> 24]
     else:
-        playable = lowest_rank(hand) if table.low else hand
-    cards = cards_of(playable)
+        p = lowest_rank(hand) if table[_LOW] else hand
+        cards = _B0[p & 255] + _B1[p >> 8 & 255] + _B2[p >> 16 & 255] + _B3[p >> 24]
     rules = table[0]
     if rules.plain_play:
         if len(cards) == 1:
@@ -85,7 +92,7 @@ def _play(state: State, voids: list[int] | None, shrewd: bool) -> int:
         else:
             card = _careful(state, cards, voids, hand, others)
     if rules.politaine is _FIRST_CARD and announceable(hand) >> card & 1:
-        run = table.run
+        run = table[_RUN]
         if run is None or run[0] != seat:
             return card | POLITAINE
     return card
@@ -298,15 +305,18 @@ def _spare(cards: tuple[int, ...] | list[int], hand: int, others: int) -> int:
     """The card that gives away least: no points, not a master, the weakest rank, then from
     the longest suit (short suits become voids to discard on)."""
 
-    def key(c: int) -> tuple[int, bool, int, int]:
-        length = (hand & SUIT_MASKS[c >> 3]).bit_count()
-        return (_THIRDS[c], not _STRONGER[c] & others, -(c & 7), -length)
+    # The tuple (thirds, not a master, -rank, -suit length) packed in one int, same order.
+    def key(c: int) -> int:
+        master = 0 if _STRONGER[c] & others else 128
+        return _SPARE_KEY[c] | master | (8 - (hand & SUIT_MASKS[c >> 3]).bit_count())
 
     return min(cards, key=key)
 
 
 #: For each card, the mask of the stronger cards of its suit.
 _STRONGER = tuple(((1 << c) - 1) & ~((1 << (c & ~7)) - 1) for c in range(32))
+#: ``_spare``'s key of each card before the master and suit length bits: thirds, then rank.
+_SPARE_KEY = tuple(_THIRDS[c] << 8 | (7 - (c & 7)) << 4 for c in range(32))
 
 
 def _feed_key(c: int) -> tuple[int, int, int]:

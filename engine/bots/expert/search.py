@@ -17,13 +17,14 @@ from collections.abc import Callable
 
 from engine.actions import CLAIM, PLAY_LIMIT
 from engine.cards import SUIT_MASKS
-from engine.state import OVER, PLAY_PHASE, State
+from engine.state import OVER, PLAY_PHASE, State, Table
 
 from .outlook import Outlook
-from .policy import policy_action, solver_moves
+from .policy import play_action, policy_action, solver_moves
 
 #: Solve the deal exactly when a candidate leaves at most this many cards in the four hands.
 EXACT_CARDS = 12
+_DEAL = Table._fields.index("deal")
 
 
 class Evaluator:
@@ -99,19 +100,23 @@ class Evaluator:
         rng = self.rng
         eps = self.eps
         shrewd = self.shrewd
-        while state[0] != OVER and state[4].deal == deal:
-            if eps and state[0] == PLAY_PHASE and rng.random() < eps:
+        while True:
+            phase = state[0]
+            if phase == OVER or state[4][_DEAL] != deal:
+                return self.leaf(state)
+            if phase != PLAY_PHASE:
+                action = policy_action(state, voids, shrewd)
+            elif eps and rng.random() < eps:
                 legal = state.legal()
                 action = legal[rng.randrange(len(legal))]
                 if action == CLAIM:
                     action = legal[0]
             else:
-                action = policy_action(state, voids, shrewd)
+                action = play_action(state, voids, shrewd)
             trick = state[3]
             if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
                 voids[state[1]] |= SUIT_MASKS[trick[0] >> 3]
             state = apply(state, action)
-        return self.leaf(state)
 
     def solve(self, state: State, alpha: float, beta: float) -> float:
         """Alpha-beta value of the deal's end: ``team``'s side maximises, the other minimises."""
