@@ -11,6 +11,8 @@ position ``--repeat`` times and its fastest time counts (what the decision costs
 machine's noise). Every decision
 must come out the same (the action and the number of deals searched): the script stops on the
 first difference, so a run that finishes also shows that play is unchanged on those positions.
+``--worlds-before`` gives the other expert another budget (then the decisions may differ): what
+budget of today's costs what the other's did.
 
 Prints per preset and overall: median and mean ms per decision of each, the median of the
 per-position ratios (today / before) and the ratio of the means. ``--profile`` instead runs
@@ -97,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", default="main", help="git revision to compare with")
     parser.add_argument("--worlds", type=int, default=64)
+    parser.add_argument(
+        "--worlds-before", type=int, default=None, help="the other's deals (default: --worlds)"
+    )
     parser.add_argument("--positions", type=int, default=30, help="per preset")
     parser.add_argument("--presets", default=",".join(PRESETS))
     parser.add_argument("--repeat", type=int, default=3, help="decisions per position and bot")
@@ -118,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         stats.sort_stats("cumulative").print_stats(30)
         return 0
     old = expert_at(args.before)
+    before_worlds = args.worlds_before or args.worlds
     bots = {"today": ExpertBot, "before": old}
     for cls in bots.values():  # warm up: the outlook tables, imports
         for p in presets:
@@ -130,15 +136,19 @@ def main(argv: list[str] | None = None) -> int:
             best = {name: float("inf") for name in order}
             for _ in range(args.repeat):
                 for name in order:
-                    action, used, seconds = decide(bots[name], args.worlds, hello, message, i)
+                    worlds = before_worlds if name == "before" else args.worlds
+                    action, used, seconds = decide(bots[name], worlds, hello, message, i)
                     results[name] = (action, used)
                     best[name] = min(best[name], seconds)
             for name in order:
                 times[p][name].append(best[name])
-            if results["today"] != results["before"]:
+            if before_worlds == args.worlds and results["today"] != results["before"]:
                 print(f"DIFFERENT {p} position {i}: {results}")
                 return 1
-    print(f"{args.worlds} deals, positions per preset {args.positions}, vs {args.before}")
+    print(
+        f"{args.worlds} deals against {before_worlds}, positions per preset {args.positions},"
+        f" vs {args.before}"
+    )
 
     def line(label: str, today: list[float], before: list[float]) -> None:
         ratios = [a / b for a, b in zip(today, before, strict=True)]
@@ -154,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         line(p, times[p]["today"], times[p]["before"])
     line("all", [t for p in presets for t in times[p]["today"]],
          [t for p in presets for t in times[p]["before"]])  # fmt: skip
-    print("every decision the same")
+    if before_worlds == args.worlds:
+        print("every decision the same")
     return 0
 
 

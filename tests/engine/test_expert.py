@@ -9,9 +9,10 @@ import random
 
 import pytest
 
-from engine.actions import SLIDE, TAP
+from engine.actions import CLAIM, SLIDE, TAP
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert import ExpertBot
+from engine.bots.expert.ending import deal_end, ends_deal
 from engine.bots.expert.policy import policy_action
 from engine.bots.expert.prune import distinct_cards
 from engine.bots.expert.sampler import Sampler
@@ -100,6 +101,36 @@ def _pinned_digest(preset: str) -> str:
 @pytest.mark.parametrize("preset", PRESETS)
 def test_play_is_pinned(preset):
     assert _pinned_digest(preset) == PINNED_PLAY[preset]
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: f"{r.preset}-{r.changed_options()}")
+def test_the_deal_end_read_off_its_last_card_is_the_engines(rules):
+    rules = rules.with_options(target=25) if rules.target > 100 else rules
+    rng = random.Random(3)
+    kinds = set()
+    needed = {"next deal", "target"}  # and an instant win in the next deal's cards:
+    if rules.four_sevens or rules.four_eights:
+        needed.add("four-sevens" if rules.four_sevens else "four-eights")
+    for seed in range(1000):
+        state = new_match(rules, seed)
+        while not state.is_over:
+            legal = state.legal()
+            if state.decision == "play":
+                for card in legal:
+                    if ends_deal(state, card):
+                        after = state.apply(card)
+                        over, winner, score = deal_end(state, card)
+                        assert over == after.is_over
+                        if over:
+                            assert (winner, score) == (after.result.winner, after.result.score)
+                        else:
+                            assert score == after.score and after.deal == state.deal + 1
+                        kinds.add(after.result.reason if over else "next deal")
+            moves = [a for a in legal if a != CLAIM] or legal  # a random claim ends it all
+            state = state.apply(moves[rng.randrange(len(moves))])
+        if needed <= kinds:
+            break
+    assert needed <= kinds
 
 
 def _random_positions(rules, count: int, seed: int):

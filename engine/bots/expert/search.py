@@ -17,14 +17,16 @@ from collections.abc import Callable
 
 from engine.actions import CLAIM, PLAY_LIMIT
 from engine.cards import SUIT_MASKS
-from engine.state import OVER, PLAY_PHASE, State, Table
+from engine.state import OVER, PLAY_PHASE, TRICKS_PER_DEAL, State, Table
 
+from .ending import deal_end
 from .outlook import Outlook
 from .policy import play_action, policy_action, solver_moves
 
 #: Solve the deal exactly when a candidate leaves at most this many cards in the four hands.
 EXACT_CARDS = 12
-_DEAL = Table._fields.index("deal")
+_DEAL, _TRICKS = Table._fields.index("deal"), Table._fields.index("tricks")
+_LAST = TRICKS_PER_DEAL - 1
 
 
 class Evaluator:
@@ -87,12 +89,21 @@ class Evaluator:
                 chance += down / 3 * (win_chance(mine, theirs + 1) - win_chance(mine, theirs))
         return chance
 
+    def ended(self, state: State, card: int) -> float:
+        """``leaf`` of ``state.apply(card)`` where ``card`` ends the deal (``ending.py``)."""
+        over, winner, score = deal_end(state, card)
+        team = self.team
+        if over:
+            return 0.5 if winner is None else 1.0 if winner == team else 0.0
+        return self.outlook.win_chance(score[team], score[1 - team])
+
     def rollout(self, state: State, voids: list[int] | None = None) -> float:
         """Finish the deal: exactly if it is small enough already, else with the policy."""
         if state[2].bit_count() <= self.exact_cards:
             return self.solve(state, -1.0, 2.0)
         deal = self.deal
         apply = State.apply
+        quick_end = not self.smooth  # ``smooth`` reads the finished deal's record
         if voids is None:
             while state[0] != OVER and state[4].deal == deal:
                 state = apply(state, policy_action(state))
@@ -104,6 +115,8 @@ class Evaluator:
             phase = state[0]
             if phase == OVER or state[4][_DEAL] != deal:
                 return self.leaf(state)
+            trick = state[3]
+            last = quick_end and len(trick) == 3 and len(state[4][_TRICKS]) == _LAST
             if phase != PLAY_PHASE:
                 action = policy_action(state, voids, shrewd)
             elif eps and rng.random() < eps:
@@ -113,7 +126,8 @@ class Evaluator:
                     action = legal[0]
             else:
                 action = play_action(state, voids, shrewd)
-            trick = state[3]
+            if last and action < 32:
+                return self.ended(state, action)
             if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
                 voids[state[1]] |= SUIT_MASKS[trick[0] >> 3]
             state = apply(state, action)
@@ -127,7 +141,12 @@ class Evaluator:
             return self.solve(state.apply(policy_action(state)), alpha, beta)
         moves = solver_moves(state)
         if len(moves) == 1:  # forced, or the claim
-            return self.solve(state.apply(moves[0]), alpha, beta)
+            move = moves[0]
+            # The deal's last card: read its end, deal nothing (``smooth`` reads the record).
+            last = move < 32 and len(state[3]) == 3 and len(state[4][_TRICKS]) == _LAST
+            if last and not self.smooth:
+                return self.ended(state, move)
+            return self.solve(state.apply(move), alpha, beta)
         if state[1] & 1 == self.team:
             value = -1.0
             for a in moves:

@@ -1,0 +1,83 @@
+"""The end of a deal read off its last card, without the engine dealing the next one.
+
+Search finishes thousands of deals a decision; when the last card of the deal falls,
+``State.apply`` scores the deal and then deals the next one (from the seed: instant wins,
+redeal askers, the first turn), which search only reads the score of. ``deal_end`` computes what
+search reads, the match's result or the new totals, by the engine's own rules for the last
+trick (``state._complete_trick`` and ``_end_deal``): the trick's winner and thirds with the
+last-trick bonus, the politaine run (``politaine.advance``), capot, 18-4, the target, the deal
+limit, and an instant win in the next deal's cards. Invariant: for every state whose next card
+ends the deal, the outcome equals that of ``state.apply(card)`` (a test compares them).
+"""
+
+from __future__ import annotations
+
+from engine.cards import CARD_THIRDS, LAST_TRICK_THIRDS
+from engine.deck import seeded_hands
+from engine.optional import instant
+from engine.optional import politaine as politaine_rule
+from engine.position import HAND, MAX_DEALS, TRICKS_PER_DEAL
+from engine.rules import Politaine
+from engine.state import State
+
+_FIRST_CARD, _BEFORE_PLAY = Politaine.FIRST_CARD, Politaine.BEFORE_PLAY
+_LAST = TRICKS_PER_DEAL - 1
+
+
+def ends_deal(state: State, action: int) -> bool:
+    """``action`` (a bare card) is the last card of the deal."""
+    return action < 32 and len(state[3]) == 3 and len(state[4][8]) == _LAST
+
+
+def deal_end(state: State, card: int) -> tuple[bool, int | None, tuple[int, int]]:
+    """``(over, winner, score)`` once ``card`` ends the deal (``ends_deal``): whether the match
+    is over and who won it (None: a draw), else the totals the next deal starts from."""
+    (rules, seed, deal, dealer, _, score, _, leader, _, taken, won, _, _,
+     run, announced, poules, bonus, meld_points, _, _, _, _) = state[4]  # fmt: skip
+    a, b, c = state[3]
+    d = card
+    low = a & ~7
+    best, pos = a, 0
+    if low <= b < best:
+        best, pos = b, 1
+    if low <= c < best:
+        best, pos = c, 2
+    if low <= d < best:
+        best, pos = d, 3
+    winner = (leader + pos) & 3
+    team = winner & 1
+    thirds = CARD_THIRDS[a] + CARD_THIRDS[b] + CARD_THIRDS[c] + CARD_THIRDS[d]
+    thirds += LAST_TRICK_THIRDS
+    if team:
+        taken = (taken[0], taken[1] + thirds)
+        won = (won[0], won[1] + 1)
+    else:
+        taken = (taken[0] + thirds, taken[1])
+        won = (won[0] + 1, won[1])
+    mode = rules.politaine
+    if run is not None or (
+        announced if mode is _FIRST_CARD else mode is _BEFORE_PLAY and (best & 7) < 3
+    ):
+        packed = state[2] ^ (1 << (card + (state[1] << 5)))
+        hand = packed >> (winner << 5) & HAND
+        run, bonus, poules = politaine_rule.advance(
+            mode, run, announced, winner, best, hand, bonus, poules
+        )
+    score = (
+        score[0] + taken[0] // 3 + bonus[0] + meld_points[0],
+        score[1] + taken[1] // 3 + bonus[1] + meld_points[1],
+    )
+    if rules.capot and TRICKS_PER_DEAL in won:
+        return True, won.index(TRICKS_PER_DEAL), score
+    if rules.eighteen_four and score in ((18, 4), (4, 18)):
+        return True, (0 if score[0] == 18 else 1), score
+    if max(score) >= rules.target and score[0] != score[1]:
+        return True, (0 if score[0] > score[1] else 1), score
+    if deal >= MAX_DEALS:
+        return True, (None if score[0] == score[1] else 0 if score[0] > score[1] else 1), score
+    if rules.four_sevens or rules.four_eights:
+        hands = seeded_hands(seed, deal + 1, 0, (dealer + 1) & 3)
+        won_at_once = instant.instant_win(rules, hands)
+        if won_at_once is not None:
+            return True, won_at_once[0], score
+    return False, None, score
