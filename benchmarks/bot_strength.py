@@ -4,7 +4,9 @@
         "expert:worlds=16" "expert-v1:worlds=16"
 
 A bot is ``NAME`` or ``NAME:key=value,...`` (keyword arguments of the bot's class: e.g.
-``expert:worlds=8,signals=0``; values are parsed as int, float or left as text). Seeds
+``expert:worlds=8,signals=0``; values are parsed as int, float or left as text).
+``expert@REVISION`` is the expert of another git revision (``benchmarks/revision_bots.py``: its
+own modules, today's engine), e.g. ``expert@main`` against today's tree. Seeds
 ``seed .. seed+pairs-1`` are split between ``procs`` processes (run it under ``nice``). Each pair
 is printed as it finishes (pair score of the first bot: 0, ½ or 1) and the summary line gives
 the first bot's match score rate with its 95% interval over pairs (the pair is the unit, as in
@@ -22,6 +24,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from revision_bots import expert_at
 
 from engine.bots import LOCAL_BOTS, BotSeat
 from engine.duel import DuelTally, duplicate_pairs
@@ -31,8 +36,11 @@ from engine.rules import RuleSet, parse_option, rules_for
 
 def parse_bot(text: str) -> tuple[str, dict[str, Any]]:
     name, _, rest = text.partition(":")
-    if name not in LOCAL_BOTS:
-        raise SystemExit(f"unknown bot {name!r}")
+    name, _, revision = name.partition("@")
+    if name not in LOCAL_BOTS or (revision and name != "expert"):
+        raise SystemExit(f"unknown bot {name!r} (only expert takes @REVISION)")
+    if revision:
+        name = f"expert@{revision}"
     options: dict[str, Any] = {}
     for item in filter(None, rest.split(",")):
         key, _, value = item.partition("=")
@@ -45,6 +53,13 @@ def parse_bot(text: str) -> tuple[str, dict[str, Any]]:
         else:
             options[key] = value
     return name, options
+
+
+def bot_class(name: str) -> type:
+    """The class of a parsed bot name: a built-in or panel bot, or ``expert@REVISION``."""
+    if name.startswith("expert@"):
+        return expert_at(name.partition("@")[2])
+    return LOCAL_BOTS[name]
 
 
 class TimedSeat(BotSeat):
@@ -65,13 +80,14 @@ class TimedSeat(BotSeat):
 def run_seeds(job: tuple[RuleSet, str, str, int, int, multiprocessing.Queue]) -> None:
     rules, text_a, text_b, first, count, out = job
     (name_a, opts_a), (name_b, opts_b) = parse_bot(text_a), parse_bot(text_b)
+    cls_a, cls_b = bot_class(name_a), bot_class(name_b)
     times_a: list[float] = []
     times_b: list[float] = []
     pending = {}
     for seed, team_a, outcome in duplicate_pairs(
         rules,
-        lambda: TimedSeat(LOCAL_BOTS[name_a](**opts_a), times_a),
-        lambda: TimedSeat(LOCAL_BOTS[name_b](**opts_b), times_b),
+        lambda: TimedSeat(cls_a(**opts_a), times_a),
+        lambda: TimedSeat(cls_b(**opts_b), times_b),
         seed=first,
         pairs=count,
         players=(Player(text_a), Player(text_b)),
@@ -98,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("bot_b")
     args = parser.parse_args(argv)
     rules = rules_for(args.rules, **dict(parse_option(o) for o in args.set))
-    parse_bot(args.bot_a), parse_bot(args.bot_b)
+    for text in (args.bot_a, args.bot_b):  # unknown names fail here; revisions extracted once
+        bot_class(parse_bot(text)[0])
     started = time.perf_counter()
     queue: multiprocessing.Queue = multiprocessing.Queue()
     share, extra = divmod(args.pairs, args.procs)
