@@ -12,7 +12,7 @@ import pytest
 from engine.actions import CLAIM, SLIDE, TAP
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert import ExpertBot
-from engine.bots.expert.ending import deal_end, ends_deal
+from engine.bots.expert.ending import deal_end, ends_deal, last_trick_end, last_trick_forced
 from engine.bots.expert.policy import policy_action
 from engine.bots.expert.prune import distinct_cards
 from engine.bots.expert.sampler import Sampler
@@ -116,6 +116,16 @@ def test_the_deal_end_read_off_its_last_card_is_the_engines(rules):
         while not state.is_over:
             legal = state.legal()
             if state.decision == "play":
+                if last_trick_forced(state):  # the rest played out by the engine
+                    after = state
+                    while after.deal == state.deal and not after.is_over:
+                        after = after.apply(after.legal()[0])
+                    over, winner, score = last_trick_end(state)
+                    assert over == after.is_over
+                    if over:
+                        assert (winner, score) == (after.result.winner, after.result.score)
+                    else:
+                        assert score == after.score
                 for card in legal:
                     if ends_deal(state, card):
                         after = state.apply(card)

@@ -6,8 +6,10 @@ redeal askers, the first turn), which search only reads the score of. ``deal_end
 search reads, the match's result or the new totals, by the engine's own rules for the last
 trick (``state._complete_trick`` and ``_end_deal``): the trick's winner and thirds with the
 last-trick bonus, the politaine run (``politaine.advance``), capot, 18-4, the target, the deal
-limit, and an instant win in the next deal's cards. Invariant: for every state whose next card
-ends the deal, the outcome equals that of ``state.apply(card)`` (a test compares them).
+limit, and an instant win in the next deal's cards. ``last_trick_end`` does the same from
+anywhere in a last trick with nothing left to decide (one card a hand, no claim), so the forced
+cards are not played one by one. Invariant: the outcome equals that of the engine playing the
+cards (a test compares them).
 """
 
 from __future__ import annotations
@@ -16,12 +18,18 @@ from engine.cards import CARD_THIRDS, LAST_TRICK_THIRDS
 from engine.deck import seeded_hands
 from engine.optional import instant
 from engine.optional import politaine as politaine_rule
-from engine.position import HAND, MAX_DEALS, TRICKS_PER_DEAL
-from engine.rules import Politaine
+from engine.position import HAND, MAX_DEALS, TRICKS_PER_DEAL, Table
+from engine.rules import ClaimOut, Politaine
 from engine.state import State
 
+from .policy import claim_is_sure
+
 _FIRST_CARD, _BEFORE_PLAY = Politaine.FIRST_CARD, Politaine.BEFORE_PLAY
+_CLAIM_OFF = ClaimOut.OFF
 _LAST = TRICKS_PER_DEAL - 1
+#: ``(over, winner, score)``: whether the match is over and who won it (None: a draw), else
+#: the totals the next deal starts from.
+Outcome = tuple[bool, "int | None", tuple[int, int]]
 
 
 def ends_deal(state: State, action: int) -> bool:
@@ -29,13 +37,40 @@ def ends_deal(state: State, action: int) -> bool:
     return action < 32 and len(state[3]) == 3 and len(state[4][8]) == _LAST
 
 
-def deal_end(state: State, card: int) -> tuple[bool, int | None, tuple[int, int]]:
-    """``(over, winner, score)`` once ``card`` ends the deal (``ends_deal``): whether the match
-    is over and who won it (None: a draw), else the totals the next deal starts from."""
+def deal_end(state: State, card: int) -> Outcome:
+    """The outcome once ``card`` ends the deal (``ends_deal``)."""
+    packed = state[2] ^ (1 << (card + (state[1] << 5)))
+    return _scored(state[4], (*state[3], card), packed)
+
+
+def last_trick_forced(state: State) -> bool:
+    """In the play phase of the deal's last trick (under way or about to start), nothing is left
+    to decide: each seat still to play holds one card (so no meld and no politaine to announce),
+    and no team may claim (its count cannot change before the trick ends)."""
+    if len(state[4][8]) != _LAST:
+        return False
+    rules = state[4][0]
+    return rules.claim_out is _CLAIM_OFF or not (claim_is_sure(state, 0) or claim_is_sure(state, 1))
+
+
+def last_trick_end(state: State) -> Outcome:
+    """The outcome of the deal once its last trick is played out (``last_trick_forced``)."""
+    packed = state[2]
+    seat = state[1]
+    trick = state[3]
+    rest = tuple(
+        (packed >> (((seat + i) & 3) << 5) & HAND).bit_length() - 1 for i in range(4 - len(trick))
+    )
+    return _scored(state[4], trick + rest, 0)
+
+
+def _scored(table: Table, trick: tuple[int, ...], packed: int) -> Outcome:
+    """``(over, winner, score)`` once the last trick ``trick`` (in play order) is complete and
+    the hands are ``packed``: whether the match is over and who won it (None: a draw), else the
+    totals the next deal starts from."""
     (rules, seed, deal, dealer, _, score, _, leader, _, taken, won, _, _,
-     run, announced, poules, bonus, meld_points, _, _, _, _) = state[4]  # fmt: skip
-    a, b, c = state[3]
-    d = card
+     run, announced, poules, bonus, meld_points, _, _, _, _) = table  # fmt: skip
+    a, b, c, d = trick
     low = a & ~7
     best, pos = a, 0
     if low <= b < best:
@@ -58,7 +93,6 @@ def deal_end(state: State, card: int) -> tuple[bool, int | None, tuple[int, int]
     if run is not None or (
         announced if mode is _FIRST_CARD else mode is _BEFORE_PLAY and (best & 7) < 3
     ):
-        packed = state[2] ^ (1 << (card + (state[1] << 5)))
         hand = packed >> (winner << 5) & HAND
         run, bonus, poules = politaine_rule.advance(
             mode, run, announced, winner, best, hand, bonus, poules

@@ -19,7 +19,7 @@ from engine.actions import CLAIM, PLAY_LIMIT
 from engine.cards import SUIT_MASKS
 from engine.state import OVER, PLAY_PHASE, TRICKS_PER_DEAL, State, Table
 
-from .ending import deal_end
+from .ending import deal_end, last_trick_end, last_trick_forced
 from .outlook import Outlook
 from .policy import play_action, policy_action, solver_moves
 
@@ -89,9 +89,10 @@ class Evaluator:
                 chance += down / 3 * (win_chance(mine, theirs + 1) - win_chance(mine, theirs))
         return chance
 
-    def ended(self, state: State, card: int) -> float:
-        """``leaf`` of ``state.apply(card)`` where ``card`` ends the deal (``ending.py``)."""
-        over, winner, score = deal_end(state, card)
+    def ended(self, state: State, card: int | None = None) -> float:
+        """``leaf`` of ``state.apply(card)`` where ``card`` ends the deal, or (no ``card``) of
+        the deal's forced end (``ending.py``)."""
+        over, winner, score = last_trick_end(state) if card is None else deal_end(state, card)
         team = self.team
         if over:
             return 0.5 if winner is None else 1.0 if winner == team else 0.0
@@ -111,12 +112,16 @@ class Evaluator:
         rng = self.rng
         eps = self.eps
         shrewd = self.shrewd
+        forced_end = quick_end and not eps  # a random move draws from the RNG: play it
         while True:
             phase = state[0]
             if phase == OVER or state[4][_DEAL] != deal:
                 return self.leaf(state)
             trick = state[3]
-            last = quick_end and len(trick) == 3 and len(state[4][_TRICKS]) == _LAST
+            last = quick_end and len(state[4][_TRICKS]) == _LAST
+            if last and forced_end and phase == PLAY_PHASE and last_trick_forced(state):
+                return self.ended(state)
+            last = last and len(trick) == 3
             if phase != PLAY_PHASE:
                 action = policy_action(state, voids, shrewd)
             elif eps and rng.random() < eps:
@@ -139,6 +144,8 @@ class Evaluator:
             return self.leaf(state)
         if phase != PLAY_PHASE:  # a meld or the like: the policy's choice
             return self.solve(state.apply(policy_action(state)), alpha, beta)
+        if len(state[4][_TRICKS]) == _LAST and not self.smooth and last_trick_forced(state):
+            return self.ended(state)
         moves = solver_moves(state)
         if len(moves) == 1:  # forced, or the claim
             move = moves[0]
