@@ -12,6 +12,8 @@ from engine.actions import CLAIM, POLITAINE, REDEAL
 from engine.cards import BYTE_CARDS, CARD_THIRDS, SUIT_MASKS, TNA_MASKS, cards_of
 from engine.optional import claim
 from engine.optional.low_lead import lowest_rank
+from engine.optional.politaine import SUIT_LOW_BITS as _SUIT_LOW_BITS
+from engine.optional.politaine import TNA_ALL as _TNA_ALL
 from engine.optional.politaine import announceable
 from engine.rules import ClaimOut, Politaine
 from engine.state import MELD_PHASE, PLAY_PHASE, POULES_PHASE, REDEAL_PHASE, State, Table
@@ -19,7 +21,7 @@ from engine.state import MELD_PHASE, PLAY_PHASE, POULES_PHASE, REDEAL_PHASE, Sta
 _HAND = (1 << 32) - 1
 _THIRDS = CARD_THIRDS
 # Enum members as module globals (class attribute lookups are slow in the rollouts).
-_FIRST_CARD = Politaine.FIRST_CARD
+_FIRST_CARD, _POLITAINE_OFF = Politaine.FIRST_CARD, Politaine.OFF
 _CLAIM_OFF = ClaimOut.OFF
 _BYTE_CARDS = BYTE_CARDS
 _B0, _B1, _B2, _B3 = BYTE_CARDS
@@ -171,7 +173,7 @@ def _reading(state: State) -> tuple[int, int]:
 def _greedy(state: State, cards: tuple[int, ...], hand: int, others: int) -> int:
     """``choose_card`` without voids (``hand`` and ``others`` read from ``state``)."""
     trick = state[3]
-    runs = state[4][0].politaine != "off"
+    runs = state[4][0].politaine is not _POLITAINE_OFF
     if not trick:
         lead = _lead_run_or_master(state, hand, others, cards, runs)
         return lead if lead >= 0 else _cheapest(cards)
@@ -197,7 +199,7 @@ def _careful(state: State, cards: tuple[int, ...], voids: list[int], hand: int, 
     """``choose_card`` with the public voids (see there)."""
     seat = state[1]
     trick = state[3]
-    runs = state[4][0].politaine != "off"
+    runs = state[4][0].politaine is not _POLITAINE_OFF
     left, right = (seat + 1) & 3, (seat + 3) & 3
     if not trick:
         lead = _lead_run_or_master(state, hand, others, cards, runs)
@@ -263,7 +265,7 @@ def _shrewd(state: State, cards: tuple[int, ...], voids: list[int], hand: int, o
     """``shrewd_card`` (``hand`` and ``others`` read from ``state``)."""
     seat = state[1]
     trick = state[3]
-    runs = state[4][0].politaine != "off"
+    runs = state[4][0].politaine is not _POLITAINE_OFF
     left, right = (seat + 1) & 3, (seat + 3) & 3
     if not trick:
         if runs:
@@ -346,6 +348,9 @@ def _politaine_card(
             for card in (base + 2, base, base + 1):
                 if card in cards:
                     return card
+    tna = hand & _TNA_ALL
+    if not tna & (tna >> 1) & (tna >> 2) & _SUIT_LOW_BITS:
+        return -1  # no complete T-9-A in hand
     for suit in range(4):
         if hand & TNA_MASKS[suit] == TNA_MASKS[suit]:
             base = suit << 3
