@@ -35,7 +35,7 @@ from .signals import choose_signal, named_suit
 from .view import read_view
 from .world import Evidence, ReplayError, Worlds
 
-DEFAULT_WORLDS = 64
+DEFAULT_WORLDS = 88
 DEFAULT_MS = 150.0
 #: Likelihood factor of a play the rollout policy would not have made (soft inference).
 DEFAULT_MISS = 0.3
