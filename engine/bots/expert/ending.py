@@ -58,10 +58,18 @@ def last_trick_end(state: State) -> Outcome:
     packed = state[2]
     seat = state[1]
     trick = state[3]
-    rest = tuple(
-        (packed >> (((seat + i) & 3) << 5) & HAND).bit_length() - 1 for i in range(4 - len(trick))
-    )
-    return _scored(state[4], trick + rest, 0)
+    held = len(trick)  # cards down; the seats from ``seat`` on hold one card each
+    a = (packed >> (seat << 5) & HAND).bit_length() - 1
+    if held == 3:
+        return _scored(state[4], (*trick, a), 0)
+    b = (packed >> (((seat + 1) & 3) << 5) & HAND).bit_length() - 1
+    if held == 2:
+        return _scored(state[4], (*trick, a, b), 0)
+    c = (packed >> (((seat + 2) & 3) << 5) & HAND).bit_length() - 1
+    if held == 1:
+        return _scored(state[4], (*trick, a, b, c), 0)
+    d = (packed >> (((seat + 3) & 3) << 5) & HAND).bit_length() - 1
+    return _scored(state[4], (a, b, c, d), 0)
 
 
 def _scored(table: Table, trick: tuple[int, ...], packed: int) -> Outcome:
