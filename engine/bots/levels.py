@@ -5,7 +5,7 @@ A level's budget is counted in sampled deals per decision (``worlds``), so its p
 exactly under a fixed seed; the time cap (``move_ms``) is a safety net that binds only on a
 loaded machine. Levels 1-3 search exactly their budget (no stopping rule, so the budgets stay
 4x apart) and roll out with the careful policy (not the shrewd one); ``expert-4`` is the full
-``expert``, stopping rule and shrewd rollouts included.
+``expert``, stopping rule, shrewd rollouts and its budget (64 deals where melds count) included.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ def _level(number: int) -> type[ExpertBot]:
         name = f"expert-{number}"
 
         def __init__(self, seed: int | str | None = None, **options) -> None:
-            options.setdefault("worlds", worlds)
+            if number < len(LEVEL_WORLDS):  # expert-4 is the full expert's budget, as it is
+                options.setdefault("worlds", worlds)
             options.setdefault("move_ms", DEFAULT_MS)
             options.setdefault("adaptive", number == len(LEVEL_WORLDS))
             options.setdefault("shrewd", number == len(LEVEL_WORLDS))

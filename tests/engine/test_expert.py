@@ -11,7 +11,7 @@ import pytest
 
 from engine.actions import CLAIM, SLIDE, TAP
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
-from engine.bots.expert import ExpertBot
+from engine.bots.expert import DEFAULT_WORLDS, MELD_WORLDS, ExpertBot
 from engine.bots.expert.ending import deal_end, ends_deal, last_trick_end, last_trick_forced
 from engine.bots.expert.policy import policy_action
 from engine.bots.expert.prune import distinct_cards
@@ -55,6 +55,20 @@ def test_only_legal_actions_and_no_fallbacks(rules, capsys):
         assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
     # The bot prints to stderr only when a decision fell back to the first legal action.
     assert "expert:" not in capsys.readouterr().err
+
+
+def test_full_budget_by_rule_set(monkeypatch):
+    monkeypatch.delenv("EXPERT_WORLDS", raising=False)
+
+    def budget(preset: str, **options) -> int:
+        bot = ExpertBot(**options)
+        bot.hello({"seat": 0, "rules": rules_for(preset).to_dict(), "match": "m"})
+        return bot.max_worlds
+
+    assert budget("quatre-sept") == DEFAULT_WORLDS == 88
+    assert budget("pollack") == MELD_WORLDS == 64  # melds: more deals measured weaker
+    assert budget("pollack", worlds=16) == 16  # a budget asked for is kept
+    assert make_bot("expert-4").max_worlds == DEFAULT_WORLDS
 
 
 def test_deterministic_given_the_seed():
