@@ -44,6 +44,12 @@ SEATS_CPU_WEIGHT = int(os.environ.get("QUATRESEPT_SEATS_CPU_WEIGHT", "25"))
 _ids = itertools.count()
 
 
+def seat_cpu_shares() -> int:
+    """One seat's weight in v1 ``cpu.shares`` units (Docker's ``--cpu-shares``, 1024 a process at
+    nice 0), from ``SEATS_CPU_WEIGHT``; 0 when seats are not weighted."""
+    return max(2, SEATS_CPU_WEIGHT * 1024 // 100) if SEATS_CPU_WEIGHT else 0
+
+
 @dataclass(frozen=True)
 class CgroupSupport:
     """Which cgroup layout seats get (``"v2"``, ``"v1"`` or ``"none"``) and why."""
@@ -126,7 +132,7 @@ def _prepare_v1(root: Path) -> CgroupSupport:
         try:  # optional: without it, seats weigh what the processes they run weigh
             cpu_parent = root / "cpu" / GROUP_NAME
             cpu_parent.mkdir(exist_ok=True)
-            (cpu_parent / "cpu.shares").write_text(str(max(2, SEATS_CPU_WEIGHT * 1024 // 100)))
+            (cpu_parent / "cpu.shares").write_text(str(seat_cpu_shares()))
             _probe(cpu_parent)
             weight = SEATS_CPU_WEIGHT
         except OSError as exc:
