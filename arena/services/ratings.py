@@ -102,6 +102,25 @@ def _requested_in_one_statement(rules_key: str, now: datetime) -> bool:
     return bool(done)
 
 
+def ratings_requeue_stale(*, now: datetime | None = None) -> list[int]:
+    """Request again the refit of every board left queued, running or again for longer than
+    ``REFIT_STALE_AFTER`` (its task or its worker was lost), so that it is redone even when no
+    further rated match finishes to request it (periodic, from the minutely sweep). Returns the
+    board ids requested."""
+    now = now or timezone.now()
+    stale = RatingBoard.objects.filter(
+        state__in=(RefitState.QUEUED, RefitState.RUNNING, RefitState.AGAIN),
+        state_changed_at__lt=now - REFIT_STALE_AFTER,
+    ).order_by("pk")
+    requested = []
+    for board_id, key, preset in stale.values_list("pk", "key", "preset"):
+        ratings_request_refit(preset=preset, rules_key=key)
+        requested.append(board_id)
+    if requested:
+        log.warning("requested again the lost refits of rating boards %s", requested)
+    return requested
+
+
 def ratings_refit(*, board_id: int, takeover: bool = False) -> bool:
     """queued → running → (idle | queued again): fit the board and append its next generation of
     rating rows. False (nothing done) unless the board was queued.

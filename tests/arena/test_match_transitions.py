@@ -224,6 +224,30 @@ def test_a_result_requests_a_refit(
         assert now.state_changed_at == before.state_changed_at
 
 
+@pytest.mark.parametrize("state", [RefitState.QUEUED, RefitState.RUNNING, RefitState.AGAIN])
+def test_the_sweep_requests_again_a_refit_left_stale(state, monkeypatch, run_tasks):
+    """A board whose refit task (or worker) was lost stays stale only until the minutely sweep,
+    even when no further match finishes: queued again with one task. A fresh one, or an idle
+    one, is left alone."""
+    from arena.services.ratings import ratings_requeue_stale
+
+    sent = refits_sent_to(monkeypatch)
+    stale = board(state, REFIT_STALE_AFTER * 2)
+    fresh, _ = RatingBoard.objects.update_or_create(
+        key="pollack", defaults={"preset": "pollack", "state": state,
+                                 "state_changed_at": timezone.now()})
+    RatingBoard.objects.create(key="politaine", preset="politaine", state=RefitState.IDLE,
+                               state_changed_at=timezone.now() - REFIT_STALE_AFTER * 2)
+    with run_tasks():
+        assert ratings_requeue_stale() == [stale.pk]
+    stale.refresh_from_db()
+    assert stale.state == RefitState.QUEUED and sent == [stale.pk]
+    assert stale.state_changed_at > timezone.now() - timedelta(minutes=1)
+    assert ratings_requeue_stale() == []  # now fresh: nothing more
+    fresh.refresh_from_db()
+    assert fresh.state == state
+
+
 def test_a_board_that_does_not_exist_yet_is_created_and_queued(tournament, path, run_tasks,
                                                                monkeypatch):
     sent = refits_sent_to(monkeypatch)
