@@ -45,8 +45,9 @@ _ids = itertools.count()
 
 
 def seat_cpu_shares() -> int:
-    """One seat's weight in v1 ``cpu.shares`` units (Docker's ``--cpu-shares``, 1024 a process at
-    nice 0), from ``SEATS_CPU_WEIGHT``; 0 when seats are not weighted."""
+    """``SEATS_CPU_WEIGHT`` in v1 ``cpu.shares`` units (1024: a process at nice 0), 0 when seats
+    are not weighted: the bwrap seats' common parent gets it; Docker, whose seat containers have
+    no common parent of ours, gives it to each (``--cpu-shares``)."""
     return max(2, SEATS_CPU_WEIGHT * 1024 // 100) if SEATS_CPU_WEIGHT else 0
 
 
