@@ -11,6 +11,7 @@ access), never a default standing in for a value. Imports Django only.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -18,6 +19,37 @@ from django.db import connection
 from django.db.models import Field, Model
 
 M = TypeVar("M", bound=Model)
+
+
+def one_statement() -> bool:
+    """True where a worker's per-match writes take one hand-written statement each: on
+    PostgreSQL, where each round trip saved is a wait for a busy database process
+    (``docs/performance.md``). SQLite runs in-process, with no round trip to save."""
+    return connection.vendor == "postgresql"
+
+
+def run_statement(sql: str, params: dict[str, Any]) -> list[tuple]:
+    """Run one of the hand-written per-match statements and return its rows. On PostgreSQL its
+    parameters are bound by the server and it is prepared on its first run on a connection, so
+    the database plans it once per connection instead of on every match (errors are Django's,
+    and it is logged like any query when queries are). Elsewhere, through Django's cursor."""
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall() if cursor.description else []
+    import psycopg
+
+    connection.ensure_connection()
+    started = time.monotonic()
+    with connection.wrap_database_errors:
+        raw = connection.connection
+        raw.prepare_threshold = 0  # prepares only server-bound cursors: Django's bind client-side
+        with psycopg.Cursor(raw) as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall() if cursor.description else []
+    if connection.queries_logged:
+        connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
+    return rows
 
 
 def table(model: type[Model]) -> str:

@@ -13,7 +13,7 @@ from django.db import InterfaceError, OperationalError
 from arena.services.matches import matches_resend_orphans, matches_sweep_stuck
 from arena.services.play import match_play
 from arena.services.queue import REFIT_RATINGS, RUN_MATCH
-from arena.services.ratings import ratings_refit
+from arena.services.ratings import ratings_refit, ratings_requeue_stale
 from arena.services.schedules import schedules_run_due
 
 #: A lost database connection (PostgreSQL restarted, the connection cut) is retried with backoff
@@ -41,10 +41,12 @@ def play_match_task_of_earlier_releases(match_id: int) -> bool:
 
 @shared_task(name="arena.tasks.sweep_stuck_matches")
 def sweep_stuck_matches() -> list[int]:
-    """Fail matches stuck past the deadline and resend the lost tasks of queued matches
-    (periodic, from celery beat); returns the failed ids."""
+    """Fail matches stuck past the deadline, resend the lost tasks of queued matches and request
+    again the lost refits of rating boards (periodic, from celery beat); returns the failed
+    ids."""
     failed = matches_sweep_stuck()
     matches_resend_orphans()
+    ratings_requeue_stale()
     return failed
 
 

@@ -47,6 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import sandbox.cgroups as seat_cgroups  # noqa: E402
 import sandbox.session as session_module  # noqa: E402
 from arena.runtime.seats import SessionSeat  # noqa: E402
 from engine import rules_for  # noqa: E402
@@ -146,14 +147,33 @@ class CpuGroup:
                 with contextlib.suppress(OSError):
                     folder.rmdir()
         self.source = str(self.folder) if self.folder else "RUSAGE_CHILDREN (no cgroup)"
+        self.nests: list[Path] = []
+        if self.folder is not None and self.folder.parent.name == "cpuacct":
+            self._nest_seat_groups(self.folder.name)
+
+    def _nest_seat_groups(self, name: str) -> None:
+        """On cgroup v1 every seat joins a ``cpuacct`` group of its own (``sandbox.cgroups``),
+        and would leave this one: the seats' parent groups are made inside a group of this name
+        in each hierarchy, so this group's count includes theirs."""
+        for hierarchy in ("memory", "pids", "cpu"):
+            folder = Path("/sys/fs/cgroup") / hierarchy / name
+            with contextlib.suppress(OSError):
+                folder.mkdir()
+                self.nests.append(folder)
+        seat_cgroups.GROUP_NAME = f"{name}/{seat_cgroups.GROUP_NAME}"
 
     def close(self) -> None:
-        """Move back to the parent group and remove this one."""
+        """Move back to the parent group and remove this one (and the seats' groups in it)."""
         if self.folder is not None:
             with contextlib.suppress(OSError):
                 (self.folder.parent / "cgroup.procs").write_text(str(os.getpid()))
                 time.sleep(0.1)
-                self.folder.rmdir()
+            for folder in [*self.nests, self.folder]:
+                for inner in sorted(folder.glob("*/"), reverse=True):
+                    with contextlib.suppress(OSError):
+                        inner.rmdir()
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
 
     def sample(self) -> tuple[float, float, float]:
         """(exact CPU ns, user ns, system ns) of every process in the group so far (this one

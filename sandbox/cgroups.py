@@ -8,7 +8,14 @@ A seat's group also counts the CPU time of everything that ever ran in it, exite
 processes included (``cpu_seconds``: v2 ``cpu.stat``'s ``usage_usec``, present whether or not the
 cpu controller is enabled; v1 ``cpuacct.usage``, from a ``cpuacct`` hierarchy the seat joins too
 when there is one it may write to): the referee uses it to find a seat that starves the seat on
-turn (``sandbox.starvation``). ``detect()`` says which is
+turn (``sandbox.starvation``).
+
+All seats together weigh ``SEATS_CPU_WEIGHT`` against the host's own processes when they compete
+for a core (v2 ``cpu.weight`` of the seats' parent, v1 ``cpu.shares`` of a parent in the ``cpu``
+hierarchy), and every seat weighs the same inside it: the worker's bookkeeping and the database
+run first, and a seat with many busy threads gets no more of a core than a seat with one. A
+seat's clock never counts the time it waits for a core, so the weight costs a bot nothing but
+wall time. ``detect()`` says which is
 in force, or why none can be used; then the runner falls back to per-process rlimits, logs a
 warning and shows ``cgroups: none`` in its ``confinement`` report. A seat joins its cgroup in the
 child before it drops privileges and execs bwrap, so nothing of the seat ever runs outside it.
@@ -31,7 +38,17 @@ from pathlib import Path
 
 CGROUP_ROOT = Path(os.environ.get("QUATRESEPT_CGROUP_ROOT", "/sys/fs/cgroup"))
 GROUP_NAME = os.environ.get("QUATRESEPT_CGROUP_NAME", "quatresept-seats")
+#: The CPU weight of all seats together in cgroup v2 units (100: one host process at nice 0; v1
+#: shares are 10.24 times it); 0 leaves the cpu controller alone.
+SEATS_CPU_WEIGHT = int(os.environ.get("QUATRESEPT_SEATS_CPU_WEIGHT", "25"))
 _ids = itertools.count()
+
+
+def seat_cpu_shares() -> int:
+    """``SEATS_CPU_WEIGHT`` in v1 ``cpu.shares`` units (1024: a process at nice 0), 0 when seats
+    are not weighted: the bwrap seats' common parent gets it; Docker, whose seat containers have
+    no common parent of ours, gives it to each (``--cpu-shares``)."""
+    return max(2, SEATS_CPU_WEIGHT * 1024 // 100) if SEATS_CPU_WEIGHT else 0
 
 
 @dataclass(frozen=True)
@@ -41,6 +58,10 @@ class CgroupSupport:
     mode: str
     reason: str
     parents: tuple[Path, ...] = ()  # v2: one folder; v1: memory, pids, then cpuacct if usable
+    #: v1: the seats' weighted parent in the ``cpu`` hierarchy (v2: ``parents[0]`` is weighted).
+    cpu_parent: Path | None = None
+    #: The seats' CPU weight in force (v2 units), 0 if none.
+    cpu_weight: int = 0
 
 
 def detect(root: Path = CGROUP_ROOT) -> CgroupSupport:
@@ -68,14 +89,30 @@ def _prepare_v2(root: Path) -> CgroupSupport:
     available = (root / "cgroup.controllers").read_text().split()
     if not {"memory", "pids"} <= set(available):
         return CgroupSupport("none", f"cgroup v2 at {root} lacks memory/pids ({available})")
-    enabled = (root / "cgroup.subtree_control").read_text().split()
-    if not {"memory", "pids"} <= set(enabled):
-        (root / "cgroup.subtree_control").write_text("+memory +pids")
+    weighted = bool(SEATS_CPU_WEIGHT) and "cpu" in available
     parent = root / GROUP_NAME
-    parent.mkdir(exist_ok=True)
-    if not {"memory", "pids"} <= set((parent / "cgroup.subtree_control").read_text().split()):
-        (parent / "cgroup.subtree_control").write_text("+memory +pids")
-    return CgroupSupport("v2", f"cgroup v2 at {parent}", (parent,))
+    reason = f"cgroup v2 at {parent}"
+    try:
+        _enable(root, parent, ("memory", "pids", "cpu") if weighted else ("memory", "pids"))
+        if weighted:
+            (parent / "cpu.weight").write_text(str(SEATS_CPU_WEIGHT))
+    except OSError as exc:
+        if not weighted:
+            raise
+        reason += f" (no CPU weight: {exc})"
+        weighted = False
+        _enable(root, parent, ("memory", "pids"))
+    return CgroupSupport("v2", reason, (parent,), cpu_weight=SEATS_CPU_WEIGHT if weighted else 0)
+
+
+def _enable(root: Path, parent: Path, controllers: tuple[str, ...]) -> None:
+    """Make ``parent`` under ``root`` and enable ``controllers`` for the children of both."""
+    for folder in (root, parent):
+        folder.mkdir(exist_ok=True)
+        enabled = (folder / "cgroup.subtree_control").read_text().split()
+        missing = [name for name in controllers if name not in enabled]
+        if missing:
+            (folder / "cgroup.subtree_control").write_text(" ".join(f"+{m}" for m in missing))
 
 
 def _probe(parent: Path) -> None:
@@ -91,15 +128,27 @@ def _prepare_v1(root: Path) -> CgroupSupport:
     with contextlib.suppress(OSError):  # read-only or already set on recent kernels
         (parents[0] / "memory.use_hierarchy").write_text("1")
     reason = f"cgroup v1 at {parents[0]} and {parents[1]}"
+    cpu_parent, weight = None, 0
+    if SEATS_CPU_WEIGHT and (root / "cpu" / "cpu.shares").exists():
+        try:  # optional: without it, seats weigh what the processes they run weigh
+            cpu_parent = root / "cpu" / GROUP_NAME
+            cpu_parent.mkdir(exist_ok=True)
+            (cpu_parent / "cpu.shares").write_text(str(seat_cpu_shares()))
+            _probe(cpu_parent)
+            weight = SEATS_CPU_WEIGHT
+        except OSError as exc:
+            cpu_parent = None
+            reason += f" (no CPU weight: {exc})"
     cpuacct = root / "cpuacct" / GROUP_NAME
     if (root / "cpuacct" / "cpuacct.usage").exists():
         try:  # optional: without it, a seat's CPU is read from its live processes
             cpuacct.mkdir(exist_ok=True)
             _probe(cpuacct)
-            return CgroupSupport("v1", f"{reason} (CPU: {cpuacct})", (*parents, cpuacct))
+            return CgroupSupport("v1", f"{reason} (CPU: {cpuacct})", (*parents, cpuacct),
+                                 cpu_parent, weight)
         except OSError as exc:
             reason += f" (no cpuacct group: {exc})"
-    return CgroupSupport("v1", reason, parents)
+    return CgroupSupport("v1", reason, parents, cpu_parent, weight)
 
 
 class SeatCgroup:
@@ -111,14 +160,21 @@ class SeatCgroup:
             raise ValueError(f"no cgroup support: {support.reason}")
         self.mode = support.mode
         name = f"seat-{os.getpid()}-{next(_ids)}"
-        self.folders = tuple(parent / name for parent in support.parents)
+        self.folders = tuple(parent / name for parent in support.parents) + (
+            (support.cpu_parent / name,) if support.cpu_parent else ())
         #: Where the seat's processes are listed, and the file of its cumulative CPU time.
         self._members = self.folders[0] if self.mode == "v2" else self.folders[1]
         self._cpu_file: Path | None = None
         if self.mode == "v2":
             self._cpu_file = self.folders[0] / "cpu.stat"
-        elif len(self.folders) > 2:
+        elif len(support.parents) > 2:
             self._cpu_file = self.folders[2] / "cpuacct.usage"
+        #: The file of the seat's CPU weight among seats (None: seats are not weighted).
+        self.weight_file: Path | None = None
+        if support.cpu_weight and self.mode == "v2":
+            self.weight_file = self.folders[0] / "cpu.weight"
+        elif support.cpu_parent is not None:
+            self.weight_file = self.folders[-1] / "cpu.shares"
         for folder in self.folders:
             folder.mkdir()
         try:

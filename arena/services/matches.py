@@ -43,7 +43,15 @@ from arena.services.versions import (
     version_validation_end,
     version_validation_reset,
 )
-from arena.sqlnames import column, fields, loaded, selected, table
+from arena.sqlnames import (
+    column,
+    fields,
+    loaded,
+    one_statement,
+    run_statement,
+    selected,
+    table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +66,6 @@ class StartedMatch:
 
     match: Match
     seats: list[MatchSeat]
-
-
-def one_statement() -> bool:
-    """True where a worker's start and record take one statement each: on PostgreSQL, where each
-    round trip saved is a wait for a busy database process (``docs/performance.md``). SQLite runs
-    in-process, with no round trip to save."""
-    return connection.vendor == "postgresql"
 
 
 def match_start(*, match_id: int) -> StartedMatch | None:
@@ -143,23 +144,21 @@ ORDER BY s.{column(MatchSeat, "seat")}
 
 def _start_in_one_statement(match_id: int) -> tuple[Match, list[MatchSeat]] | None:
     sql, chosen = _start_statement()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, {
-            "id": match_id, "now": timezone.now(),
-            "queued": MatchStatus.QUEUED, "running": MatchStatus.RUNNING,
-        })
-        rows = cursor.fetchall()
+    rows = run_statement(sql, {
+        "id": match_id, "now": timezone.now(),
+        "queued": MatchStatus.QUEUED, "running": MatchStatus.RUNNING,
+    })
     if not rows:
         return None
-    match = None
+    match_width = len(chosen[Match])
+    match = loaded(Match, chosen[Match], rows[0][:match_width])  # the same match on every row
     seats = []
     for row in rows:
         loaded_row = {}
-        at = 0
-        for model, model_fields in chosen.items():  # the row's order: match, seat ... owner
+        at = match_width
+        for model, model_fields in list(chosen.items())[1:]:  # the row's order: seat ... owner
             loaded_row[model] = loaded(model, model_fields, row[at:at + len(model_fields)])
             at += len(model_fields)
-        match = match or loaded_row[Match]  # the same match on every row
         bot = loaded_row[Bot]
         bot.owner = loaded_row[get_user_model()]
         version = loaded_row[BotVersion]
@@ -277,9 +276,7 @@ def _record_in_one_statement(
         params.update({f"{name}_{n}": value for name, value in zip(_SEAT_WRITES, values,
                                                                     strict=True)})
     sql = _record_statement(tuple(finish), tuple(sorted(seat_logs)))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        recorded, others_queued = cursor.fetchone()
+    ((recorded, others_queued),) = run_statement(sql, params)
     return bool(recorded), others_queued
 
 

@@ -16,8 +16,9 @@ again by the next request. Must not import the API or ``arena.tasks``.
 
 from __future__ import annotations
 
+import functools
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -28,6 +29,7 @@ from arena.rating import board as rating_board
 from arena.rating import fit_ratings
 from arena.selectors.ratings import rated_results
 from arena.services.queue import REFIT_RATINGS, send_after_commit
+from arena.sqlnames import column, one_statement, run_statement, table
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +45,19 @@ def ratings_request_refit(*, preset: str, rules_key: str) -> None:
     refit needs nothing (it has yet to read the board, and this result committed before this
     request); a fresh running one becomes again in one more statement."""
     now = timezone.now()
-    fresh = RatingBoard.objects.filter(key=rules_key, state_changed_at__gte=now - REFIT_STALE_AFTER)
-    if fresh.filter(state__in=(RefitState.QUEUED, RefitState.AGAIN)).exists():
-        return
-    if fresh.filter(state=RefitState.RUNNING).update(state=RefitState.AGAIN, state_changed_at=now):
-        return
+    if one_statement():
+        if _requested_in_one_statement(rules_key, now):
+            return
+    else:
+        fresh = RatingBoard.objects.filter(
+            key=rules_key, state_changed_at__gte=now - REFIT_STALE_AFTER
+        )
+        if fresh.filter(state__in=(RefitState.QUEUED, RefitState.AGAIN)).exists():
+            return
+        if fresh.filter(state=RefitState.RUNNING).update(
+            state=RefitState.AGAIN, state_changed_at=now
+        ):
+            return
     with transaction.atomic():
         RatingBoard.objects.get_or_create(
             key=rules_key, defaults={"preset": preset, "state_changed_at": now}
@@ -61,6 +71,54 @@ def ratings_request_refit(*, preset: str, rules_key: str) -> None:
             _send_refit(board.pk, since_fit=now - board.fitted_at if board.fitted_at else None)
         elif board.state == RefitState.RUNNING:
             _set_state(board, RefitState.AGAIN, now)
+
+
+@functools.cache
+def _request_statement() -> str:
+    """The request's usual case as one statement: a fresh queued or again refit needs nothing; a
+    fresh running one becomes again. It returns whether either held (else the request takes the
+    locked path). Parameters: ``key``, ``fresh`` (the oldest fresh state change), ``now`` and
+    the states ``queued``, ``again``, ``running``."""
+    board, key = table(RatingBoard), column(RatingBoard, "key")
+    state, changed = column(RatingBoard, "state"), column(RatingBoard, "state_changed_at")
+    return f"""
+WITH again AS (
+    UPDATE {board} SET {state} = %(again)s, {changed} = %(now)s
+    WHERE {key} = %(key)s AND {changed} >= %(fresh)s AND {state} = %(running)s
+    RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM again) OR EXISTS (
+    SELECT 1 FROM {board} WHERE {key} = %(key)s AND {changed} >= %(fresh)s
+        AND {state} IN (%(queued)s, %(again)s))
+"""
+
+
+def _requested_in_one_statement(rules_key: str, now: datetime) -> bool:
+    """``ratings_request_refit``'s usual case in one statement (``_request_statement``): True
+    if the board's refit was already queued or again, or running and now again."""
+    ((done,),) = run_statement(_request_statement(), {
+        "key": rules_key, "fresh": now - REFIT_STALE_AFTER, "now": now,
+        "queued": RefitState.QUEUED, "again": RefitState.AGAIN, "running": RefitState.RUNNING,
+    })
+    return bool(done)
+
+
+def ratings_requeue_stale(*, now: datetime | None = None) -> list[int]:
+    """Request again the refit of every board left queued, running or again for longer than
+    ``REFIT_STALE_AFTER`` (its task or its worker was lost), so that it is redone even when no
+    further rated match finishes to request it (periodic, from the minutely sweep). Returns the
+    board ids requested."""
+    now = now or timezone.now()
+    stale = RatingBoard.objects.filter(
+        state__in=(RefitState.QUEUED, RefitState.RUNNING, RefitState.AGAIN),
+        state_changed_at__lt=now - REFIT_STALE_AFTER,
+    ).order_by("pk")
+    requested = []
+    for board_id, key, preset in stale.values_list("pk", "key", "preset"):
+        ratings_request_refit(preset=preset, rules_key=key)
+        requested.append(board_id)
+    if requested:
+        log.warning("requested again the lost refits of rating boards %s", requested)
+    return requested
 
 
 def ratings_refit(*, board_id: int, takeover: bool = False) -> bool:

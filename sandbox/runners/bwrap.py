@@ -360,6 +360,7 @@ class BwrapRunner:
             "netns": "shared, empty" if self._netns is not None else "own",
             "cgroups": self.cgroup_support.mode,
             "cgroups_reason": self.cgroup_support.reason,
+            "cpu_weight": str(self.cgroup_support.cpu_weight or "none"),
             "cgroup_moves": moves,
         }
 

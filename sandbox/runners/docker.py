@@ -36,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sandbox.cgroups import seat_cpu_shares
 from sandbox.package import InstalledBot
 from sandbox.runners.base import BotProcess, Limits
 from sandbox.runners.bwrap import PROC_MASK_DIRS, PROC_MASKS, meminfo
@@ -168,6 +169,9 @@ class DockerRunner:
             memswap_limit=limits.memory_bytes,
             pids_limit=limits.processes,
             nano_cpus=int(self.cpus * 1e9),
+            # each seat a container, all weighing the same, the worker's own work first
+            # (docs/security.md, "Seats weighted on the CPU"); Docker's default is 1024
+            **({"cpu_shares": seat_cpu_shares()} if seat_cpu_shares() else {}),
             cap_drop=["ALL"],
             security_opt=["no-new-privileges", f"seccomp={json.dumps(docker_profile())}"],
             ulimits=ulimits,

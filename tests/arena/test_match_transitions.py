@@ -224,6 +224,30 @@ def test_a_result_requests_a_refit(
         assert now.state_changed_at == before.state_changed_at
 
 
+@pytest.mark.parametrize("state", [RefitState.QUEUED, RefitState.RUNNING, RefitState.AGAIN])
+def test_the_sweep_requests_again_a_refit_left_stale(state, monkeypatch, run_tasks):
+    """A board whose refit task (or worker) was lost stays stale only until the minutely sweep,
+    even when no further match finishes: queued again with one task. A fresh one, or an idle
+    one, is left alone."""
+    from arena.services.ratings import ratings_requeue_stale
+
+    sent = refits_sent_to(monkeypatch)
+    stale = board(state, REFIT_STALE_AFTER * 2)
+    fresh, _ = RatingBoard.objects.update_or_create(
+        key="pollack", defaults={"preset": "pollack", "state": state,
+                                 "state_changed_at": timezone.now()})
+    RatingBoard.objects.create(key="politaine", preset="politaine", state=RefitState.IDLE,
+                               state_changed_at=timezone.now() - REFIT_STALE_AFTER * 2)
+    with run_tasks():
+        assert ratings_requeue_stale() == [stale.pk]
+    stale.refresh_from_db()
+    assert stale.state == RefitState.QUEUED and sent == [stale.pk]
+    assert stale.state_changed_at > timezone.now() - timedelta(minutes=1)
+    assert ratings_requeue_stale() == []  # now fresh: nothing more
+    fresh.refresh_from_db()
+    assert fresh.state == state
+
+
 def test_a_board_that_does_not_exist_yet_is_created_and_queued(tournament, path, run_tasks,
                                                                monkeypatch):
     sent = refits_sent_to(monkeypatch)
@@ -246,6 +270,49 @@ def test_a_tournament_match_takes_three_statements(tournament, run_tasks):
     statements = [q["sql"] for q in queries.captured_queries
                   if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
     assert len(statements) == 3, statements
+
+
+@on_postgresql
+def test_the_per_match_statements_are_prepared_once_per_connection(tournament, run_tasks):
+    """The start, the record and the refit request are server-side prepared statements: after
+    two matches on one connection, each is prepared once and used by both (the start by the
+    uploads' validation matches too)."""
+    board(RefitState.QUEUED)
+    first, second = tournament.matches.order_by("pk")[:2]
+    with run_tasks():
+        assert match_play(match_id=first.pk) and match_play(match_id=second.pk)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
+        rows = [(" ".join(text.split()[:2]), uses) for text, uses in cursor]
+    prepared = dict(rows)
+    assert len(rows) == len(prepared) == 3, rows  # one per statement, not one per match
+    assert prepared["WITH finished"] == prepared["WITH again"] == 2, prepared
+    assert prepared["WITH started"] >= 2, prepared
+
+
+@on_postgresql
+def test_a_lost_connection_in_a_prepared_statement_is_djangos_error(tournament):
+    """A connection cut under a per-match statement raises Django's database error, which the
+    match task retries (``arena.tasks``), never the driver's (which would fail the match)."""
+    from django.db import InterfaceError, OperationalError
+
+    from arena.sqlnames import run_statement
+
+    run_statement("SELECT 1", {})
+    pid = connection.connection.info.backend_pid
+    import psycopg
+
+    with psycopg.connect(_admin_url(), autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises((OperationalError, InterfaceError)):
+        run_statement("SELECT 1", {})
+    connection.close()
+
+
+def _admin_url() -> str:
+    settings = connection.settings_dict
+    return (f"postgresql://{settings['USER'] or 'postgres'}@{settings['HOST'] or '127.0.0.1'}:"
+            f"{settings['PORT'] or 5432}/{settings['NAME']}")
 
 
 def test_start_defers_what_it_did_not_select(tournament, path):

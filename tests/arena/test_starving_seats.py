@@ -24,6 +24,7 @@ from engine.check import check_replay
 from sandbox import BotSession
 from sandbox.clocks import task_times, tree_pids
 from tests.arena.conftest import FIRST_BOT, install_cached
+from tests.sandbox.helpers import weigh
 
 CORE = max(os.sched_getaffinity(0))
 CLOCK = AnnouncedClock(hello_ms=10_000, move_ms=500, bank_ms=60_000)
@@ -69,14 +70,14 @@ def tmp_path(reachable_folder: Path) -> Path:
 
 
 def _weigh(session: BotSession, nice: int, pin: bool) -> None:
-    """Pin every thread of the seat to ``CORE`` (if ``pin``); its scheduling groups get ``nice``."""
+    """Pin every thread of the seat to ``CORE`` (if ``pin``); the seat gets the weight of
+    ``nice`` against the other seats (``weigh``)."""
     with contextlib.suppress(OSError):
-        for pid in tree_pids(session.process.pid, session.process.host_uid):
-            if pin:
+        if pin:
+            for pid in tree_pids(session.process.pid, session.process.host_uid):
                 for tid in os.listdir(f"/proc/{pid}/task"):
                     os.sched_setaffinity(int(tid), {CORE})
-            with open(f"/proc/{pid}/autogroup", "w") as group:
-                group.write(str(nice))
+        weigh(session, nice)
 
 
 class PinnedSeat(SessionSeat):

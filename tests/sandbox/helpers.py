@@ -132,3 +132,21 @@ def favour(session: BotSession) -> None:
             pytest.skip("raising a priority needs root")
         except (FileNotFoundError, ProcessLookupError):  # no autogroups, or the process ended
             pass
+
+
+def weigh(session: BotSession, nice: int) -> None:
+    """Give the seat the scheduling weight of nice value ``nice`` against the other seats: its
+    own cgroup's CPU weight where seats are weighted (``sandbox.cgroups``), else the weight of
+    its processes' session groups (autogroup). Only the weight changes, never the affinity."""
+    from sandbox.clocks import tree_pids
+
+    weight_file = getattr(getattr(session.process, "cgroup", None), "weight_file", None)
+    if weight_file is not None:
+        if weight_file.name == "cpu.weight":  # v2: 1 to 10000, 100 at nice 0
+            weight_file.write_text(str(max(1, min(10000, round(100 / 1.25 ** nice)))))
+        else:  # v1 shares: 2 to 262144, 1024 at nice 0
+            weight_file.write_text(str(max(2, min(262144, round(1024 / 1.25 ** nice)))))
+        return
+    for pid in tree_pids(session.process.pid, session.process.host_uid):
+        with open(f"/proc/{pid}/autogroup", "w") as group:
+            group.write(str(nice))

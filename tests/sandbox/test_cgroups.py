@@ -4,13 +4,14 @@ the v2 layout is checked on a folder laid out like /sys/fs/cgroup (files, no ker
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from sandbox.cgroups import GROUP_NAME, SeatCgroup, detect
+from sandbox.cgroups import GROUP_NAME, SEATS_CPU_WEIGHT, SeatCgroup, detect
 
 
 def fake_v2(root: Path, enabled: str = "") -> Path:
@@ -25,8 +26,9 @@ def test_v2_layout_enables_controllers_and_caps_a_seat(tmp_path: Path):
     (parent / "cgroup.subtree_control").write_text("")  # the kernel's file, here a plain one
     support = detect(fake_v2(tmp_path))
     assert support.mode == "v2" and support.parents == (parent,)
-    assert (tmp_path / "cgroup.subtree_control").read_text() == "+memory +pids"
-    assert (parent / "cgroup.subtree_control").read_text() == "+memory +pids"
+    assert (tmp_path / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    assert (parent / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    assert (parent / "cpu.weight").read_text() == str(SEATS_CPU_WEIGHT) and support.cpu_weight
     seat = SeatCgroup(support, 64 << 20, 9)
     folder = seat.folders[0]
     assert (folder / "memory.max").read_text() == str(64 << 20)
@@ -60,6 +62,71 @@ def test_v1_layout(tmp_path: Path):
     (tmp_path / "cpuacct" / "cpuacct.usage").write_text("0")
     support = detect(tmp_path)
     assert support.parents[2] == tmp_path / "cpuacct" / GROUP_NAME and "CPU" in support.reason
+
+
+def test_v1_seats_share_a_weighted_cpu_group(tmp_path: Path):
+    """Where a v1 ``cpu`` hierarchy exists, the seats' parent there gets the seats' weight (in
+    shares: 10.24 per unit of ``cpu.weight``) and each seat a group of its own, which it joins
+    and which goes with it."""
+    for name, files in (("memory", ("memory.limit_in_bytes",)), ("pids", ("cgroup.procs",)),
+                        ("cpu", ("cpu.shares",))):
+        (tmp_path / name).mkdir()
+        for file in files:
+            (tmp_path / name / file).write_text("")
+    support = detect(tmp_path)
+    parent = tmp_path / "cpu" / GROUP_NAME
+    assert support.cpu_parent == parent and support.cpu_weight == SEATS_CPU_WEIGHT
+    assert (parent / "cpu.shares").read_text() == str(SEATS_CPU_WEIGHT * 1024 // 100)
+    seat = SeatCgroup(support, 1 << 20, 4)
+    assert seat.folders[-1].parent == parent and len(seat.procs_fds()) == 3
+    seat.join_self()
+    assert (seat.folders[-1] / "cgroup.procs").read_text() == "0"
+    for folder in seat.folders:
+        for file in folder.iterdir():
+            file.unlink()  # the kernel's files vanish with the group
+    assert seat.remove() and not seat.folders[-1].exists()
+
+
+def _cpu_of_seats_on_one_core(support, threads: tuple[int, int], seconds: float) -> list[float]:
+    """Two seats burning CPU with ``threads`` processes each on core 0 at once for
+    ``seconds``: the CPU each got (its group's count)."""
+    code = ("import os, sys, time\n"
+            "end = time.monotonic() + float(sys.argv[2])\n"
+            "def burn():\n"
+            "    while time.monotonic() < end: pass\n"
+            "for _ in range(int(sys.argv[1]) - 1):\n"
+            "    if os.fork() == 0:\n"
+            "        burn()\n"
+            "        os._exit(0)\n"
+            "burn()\n"
+            "while True:\n"
+            "    try: os.wait()\n"
+            "    except ChildProcessError: break\n")
+    seats = [SeatCgroup(support, 256 << 20, 32) for _ in threads]
+    try:
+        def start(seat, count):
+            def enter():
+                os.sched_setaffinity(0, {0})
+                seat.join_self()
+            return subprocess.Popen([sys.executable, "-c", code, str(count), str(seconds)],
+                                    preexec_fn=enter)
+        for process in [start(seat, count) for seat, count in zip(seats, threads, strict=True)]:
+            process.wait()
+        return [seat.cpu_seconds() for seat in seats]
+    finally:
+        for seat in seats:
+            seat.remove()
+
+
+def test_a_seat_with_many_processes_gets_no_more_cpu_than_a_seat_with_one():
+    """On this machine's kernel: two seats compete for one core, one with 8 busy processes, one
+    with 1. Weighted per seat, each gets about half; by thread (no weight) the one-thread seat
+    would get about a ninth."""
+    support = detect()
+    if support.mode != "v1" or support.cpu_parent is None or len(support.parents) < 3:
+        pytest.skip(f"no cgroup v1 cpu and cpuacct here: {support.reason}")
+    many, one = _cpu_of_seats_on_one_core(support, (8, 1), 1.0)
+    assert one > 0.3 * (many + one), (many, one)
 
 
 def test_a_real_v1_seat_counts_the_cpu_of_processes_that_ended():

@@ -22,7 +22,7 @@ import pytest
 from sandbox import BotFault, BotSession, Clock, TrustedProgram, TrustedRunner, open_session
 from sandbox.clocks import PlatformTimeout, task_times, tree_pids
 from sandbox.starvation import LIVE_SOURCE, MatchSeats
-from tests.sandbox.helpers import hello, python_bot, turn
+from tests.sandbox.helpers import hello, python_bot, turn, weigh
 
 MOVE_MS = 500
 CLOCK = Clock(hello_ms=10_000, move_ms=MOVE_MS, bank_ms=60_000)
@@ -70,6 +70,19 @@ FORK_BURNER = python_bot(on_hello=f"""
     send({{"type": "ready", "name": "forker"}})
 """)
 
+#: Eight busy children, each in a session of its own (``setsid``): on a kernel with autogroups
+#: every session is a scheduling group of its own, so without per-seat weights each child would
+#: weigh as much as another seat's whole session.
+SETSID_BURNER = python_bot(on_hello=f"""
+    for _ in range(8):
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep({DELAY_S})
+            while True:
+                pass
+    send({{"type": "ready", "name": "sessions"}})
+""")
+
 pytestmark = pytest.mark.skipif(
     task_times([os.getpid()]) is None, reason="this kernel gives no per-thread schedstat"
 )
@@ -77,21 +90,18 @@ CORE = max(os.sched_getaffinity(0))
 
 
 def _pin(session: BotSession, nice: int) -> None:
-    """Pin every thread of the seat (and so whatever it starts later) to ``CORE``; give its
-    scheduling groups (one per session, autogroup) the nice value ``nice``."""
+    """Pin every thread of the seat (and so whatever it starts later) to ``CORE``; give the seat
+    the weight of nice value ``nice`` against the other seats (``helpers.weigh``)."""
     for pid in tree_pids(session.process.pid, session.process.host_uid):
         for tid in os.listdir(f"/proc/{pid}/task"):
             os.sched_setaffinity(int(tid), {CORE})
-        with open(f"/proc/{pid}/autogroup", "w") as group:
-            group.write(str(nice))
+    weigh(session, nice)
 
 
 def _unpin(session: BotSession) -> None:
     """Back to the default weight, so that a starved seat can run to its end when killed."""
     with contextlib.suppress(OSError):
-        for pid in tree_pids(session.process.pid, session.process.host_uid):
-            with open(f"/proc/{pid}/autogroup", "w") as group:
-                group.write("0")
+        weigh(session, 0)
 
 
 @pytest.fixture
@@ -165,6 +175,20 @@ def test_a_bot_burning_in_short_lived_processes_is_found(table):
     fault = _starved_by(victim, burner, 3)
     if cgroup is not None and cgroup.cpu_source:
         assert cgroup.cpu_source in fault.detail  # counted by the cgroup: ended ones too
+
+
+def test_weighted_seats_keep_a_burner_from_starving_the_seat_on_turn(table):
+    """With the seats weighted equally (``sandbox.cgroups``), eight busy processes of one seat,
+    each in a session of its own, get no more of the shared core than the one thinking thread
+    of the other: the thinker decides in time and nobody is at fault. Unweighted, the thinker
+    would get a ninth of the core and the burner would forfeit (the tests above)."""
+    victim = table(0, THINKER, 0)
+    if getattr(victim.process.cgroup, "weight_file", None) is None:
+        pytest.skip("seats are not CPU-weighted here")
+    burner = table(1, SETSID_BURNER, 0)
+    time.sleep(DELAY_S + 0.2)  # the burner burns
+    assert victim.turn(turn(1)) == "play TH"
+    assert victim.fault is None and burner.fault is None
 
 
 def test_an_idle_bot_beside_a_starved_thinker_is_not_blamed(table, hogs):
