@@ -486,26 +486,35 @@ def _complete_trick(state: State, packed: int, trick: tuple[int, ...]) -> State:
     return state
 
 
-def _end_deal(state: State) -> State:
-    """Eight tricks played: the deal is scored, the match ends or the next deal is dealt."""
-    rules = state.rules
-    taken, bonus, meld_points = state.taken, state.bonus, state.melds
-    before = state.score
+def deal_scored(
+    rules: RuleSet, before: tuple[int, int], taken: tuple[int, int], bonus: tuple[int, int],
+    meld_points: tuple[int, int], won: tuple[int, int], deal: int,
+) -> tuple[tuple[int, int], int | None, str | None]:
+    """A finished deal's new totals (``before`` plus the points of the thirds ``taken``, the
+    politaine ``bonus`` and the melds) and, when the match ends with it, the winning team (None:
+    a draw) and why: ``capot``, ``eighteen-four``, ``target`` or ``limit`` (else None, None).
+    The one place these rules live (search reads them too: ``engine.bots.expert.ending``)."""
     score = (
         before[0] + taken[0] // 3 + bonus[0] + meld_points[0],
         before[1] + taken[1] // 3 + bonus[1] + meld_points[1],
     )
-    winner: int | None = None
-    reason = None
-    if rules.capot and TRICKS_PER_DEAL in state.won:
-        winner, reason = state.won.index(TRICKS_PER_DEAL), "capot"
-    elif rules.eighteen_four and score in ((18, 4), (4, 18)):
-        winner, reason = (0 if score[0] == 18 else 1), "eighteen-four"
-    elif max(score) >= rules.target and score[0] != score[1]:
-        winner, reason = (0 if score[0] > score[1] else 1), "target"
-    elif state.deal >= MAX_DEALS:
-        winner = None if score[0] == score[1] else (0 if score[0] > score[1] else 1)
-        reason = "limit"
+    if rules.capot and TRICKS_PER_DEAL in won:
+        return score, won.index(TRICKS_PER_DEAL), "capot"
+    if rules.eighteen_four and score in ((18, 4), (4, 18)):
+        return score, (0 if score[0] == 18 else 1), "eighteen-four"
+    if max(score) >= rules.target and score[0] != score[1]:
+        return score, (0 if score[0] > score[1] else 1), "target"
+    if deal >= MAX_DEALS:
+        return score, (None if score[0] == score[1] else 0 if score[0] > score[1] else 1), "limit"
+    return score, None, None
+
+
+def _end_deal(state: State) -> State:
+    """Eight tricks played: the deal is scored, the match ends or the next deal is dealt."""
+    rules = state.rules
+    score, winner, reason = deal_scored(
+        rules, state.score, state.taken, state.bonus, state.melds, state.won, state.deal
+    )
     end = reason if reason in ("capot", "eighteen-four") else None
     record = deal_record(state, score, end)
     if reason is not None:

@@ -3,13 +3,13 @@
 Search finishes thousands of deals a decision; when the last card of the deal falls,
 ``State.apply`` scores the deal and then deals the next one (from the seed: instant wins,
 redeal askers, the first turn), which search only reads the score of. ``deal_end`` computes what
-search reads, the match's result or the new totals, by the engine's own rules for the last
-trick (``state._complete_trick`` and ``_end_deal``): the trick's winner and thirds with the
-last-trick bonus, the politaine run (``politaine.advance``), capot, 18-4, the target, the deal
-limit, and an instant win in the next deal's cards. ``last_trick_end`` does the same from
-anywhere in a last trick with nothing left to decide (one card a hand, no claim), so the forced
-cards are not played one by one. Invariant: the outcome equals that of the engine playing the
-cards (a test compares them).
+search reads, the match's result or the new totals, by the engine's own rules: those of
+``state._complete_trick`` for the last trick (its winner and thirds with the last-trick bonus,
+the politaine run by ``politaine.advance``), the engine's own ``state.deal_scored`` for capot,
+18-4, the target and the deal limit, and an instant win in the next deal's cards.
+``last_trick_end`` does the same from anywhere in a last trick with nothing left to decide (one
+card a hand, no claim), so the forced cards are not played one by one. Invariant: the outcome
+equals that of the engine playing the cards (a test compares them).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from engine.cards import CARD_THIRDS, LAST_TRICK_THIRDS
 from engine.deck import seeded_hands
 from engine.optional import instant
 from engine.optional import politaine as politaine_rule
-from engine.position import HAND, MAX_DEALS, TRICKS_PER_DEAL, Table
+from engine.position import HAND, TRICKS_PER_DEAL, Table
 from engine.rules import ClaimOut, Politaine
-from engine.state import State
+from engine.state import State, deal_scored
 
 from .policy import claim_is_sure
 
@@ -105,18 +105,9 @@ def _scored(table: Table, trick: tuple[int, ...], packed: int) -> Outcome:
         run, bonus, poules = politaine_rule.advance(
             mode, run, announced, winner, best, hand, bonus, poules
         )
-    score = (
-        score[0] + taken[0] // 3 + bonus[0] + meld_points[0],
-        score[1] + taken[1] // 3 + bonus[1] + meld_points[1],
-    )
-    if rules.capot and TRICKS_PER_DEAL in won:
-        return True, won.index(TRICKS_PER_DEAL), score
-    if rules.eighteen_four and score in ((18, 4), (4, 18)):
-        return True, (0 if score[0] == 18 else 1), score
-    if max(score) >= rules.target and score[0] != score[1]:
-        return True, (0 if score[0] > score[1] else 1), score
-    if deal >= MAX_DEALS:
-        return True, (None if score[0] == score[1] else 0 if score[0] > score[1] else 1), score
+    score, winner, reason = deal_scored(rules, score, taken, bonus, meld_points, won, deal)
+    if reason is not None:
+        return True, winner, score
     if rules.four_sevens or rules.four_eights:
         hands = seeded_hands(seed, deal + 1, 0, (dealer + 1) & 3)
         won_at_once = instant.instant_win(rules, hands)
