@@ -152,11 +152,12 @@ def _start_in_one_statement(match_id: int) -> tuple[Match, list[MatchSeat]] | No
         return None
     match_width = len(chosen[Match])
     match = loaded(Match, chosen[Match], rows[0][:match_width])  # the same match on every row
+    per_seat = list(chosen.items())[1:]  # each row's order after the match: seat ... owner
     seats = []
     for row in rows:
         loaded_row = {}
         at = match_width
-        for model, model_fields in list(chosen.items())[1:]:  # the row's order: seat ... owner
+        for model, model_fields in per_seat:
             loaded_row[model] = loaded(model, model_fields, row[at:at + len(model_fields)])
             at += len(model_fields)
         bot = loaded_row[Bot]

@@ -156,6 +156,7 @@ class DockerRunner:
                 ("core", 0),
             )
         ]
+        shares = seat_cpu_shares()
         host_config = self.client.create_host_config(
             binds={
                 self.host_path(bot.folder): {"bind": BOT_DIR, "mode": "ro"},
@@ -171,7 +172,7 @@ class DockerRunner:
             nano_cpus=int(self.cpus * 1e9),
             # each seat a container, all weighing the same, the worker's own work first
             # (docs/security.md, "Seats weighted on the CPU"); Docker's default is 1024
-            **({"cpu_shares": seat_cpu_shares()} if seat_cpu_shares() else {}),
+            **({"cpu_shares": shares} if shares else {}),
             cap_drop=["ALL"],
             security_opt=["no-new-privileges", f"seccomp={json.dumps(docker_profile())}"],
             ulimits=ulimits,
