@@ -97,7 +97,7 @@ def test_a_failed_set_up_raises_in_the_worker(
 
     def broken(*args, **kwargs):
         command = real(*args, **kwargs)
-        command[5] = "7=-1"  # a negative rlimit: refused before anything runs
+        command[6] = "7=-1"  # a negative rlimit: refused before anything runs
         return command
 
     monkeypatch.setattr(module, "_helper_argv", broken)
