@@ -17,9 +17,9 @@ machine-wide), lowers its rlimits (address space, CPU seconds, processes, file s
 no core dumps) and execs bwrap, which gets SIGKILL if the worker dies. bwrap reads its options
 from an in-memory file, so the seat's pid 1 (bwrap) shows no host path in ``/proc/1/cmdline``.
 The seat's whole tree dies with it: bwrap's pid 1 gets SIGKILL when bwrap dies
-(``--die-with-parent``), which ends the pid namespace; the cgroup is emptied and removed, and the
-leased uid swept before it is freed (one /proc scan for the seats that end together, see
-``SWEEP_BATCH``).
+(``--die-with-parent``), which ends the pid namespace; the cgroup is emptied and removed, which
+proves the leased uid empty; without a cgroup (or if it would not go) the uid is swept before it
+is freed (one /proc scan for the seats that end together, see ``SWEEP_BATCH``).
 
 This module must not import Django or ``engine``.
 """
@@ -449,15 +449,18 @@ class BwrapRunner:
             raise subprocess.SubprocessError(failure.decode(errors="replace"))
         return popen
 
-    def _retire(self, lease: UidLease | None) -> None:
-        """A seat ended: its uid joins those to sweep, and the sweep runs (one /proc scan for
-        all of them) once no seat of this runner runs or ``SWEEP_BATCH`` wait. A uid is leased
-        again only after its sweep: until then its lock is held."""
+    def _retire(self, lease: UidLease | None, emptied: bool = False) -> None:
+        """A seat ended. A seat whose cgroup was removed (``emptied``: no process of its uid is
+        left) frees its uid at once. Else the uid joins those to sweep, and the sweep runs (one
+        /proc scan for all of them) once no seat of this runner runs or ``SWEEP_BATCH`` wait. A
+        uid is leased again only once proven empty: until then its lock is held."""
+        if lease is not None and emptied:
+            lease.release_emptied()
         with self._lock:
             self._running -= 1
-            if lease is not None:
+            if lease is not None and not emptied:
                 self._ended.append(lease)
-            if self._running > 0 and len(self._ended) < SWEEP_BATCH:
+            if not self._ended or (self._running > 0 and len(self._ended) < SWEEP_BATCH):
                 return
             ended, self._ended = self._ended, []
         release_all(ended)
@@ -518,11 +521,12 @@ class BwrapRunner:
             self._running += 1
 
         def release() -> None:
+            emptied = False
             try:
                 if cgroup is not None:
-                    cgroup.remove()
+                    emptied = cgroup.remove()
             finally:
-                self._retire(lease)
+                self._retire(lease, emptied)
 
         return BotProcess(
             popen,
