@@ -22,8 +22,8 @@ import functools
 import json
 import logging
 import os
-import subprocess
-import sys
+
+from sandbox.nsholder import hold_namespace
 
 log = logging.getLogger(__name__)
 
@@ -102,24 +102,8 @@ def lean_mountns() -> int | None:
     try:
         with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as table:
             detached = detached_mounts(table.read())
-        holder = subprocess.Popen(
-            [sys.executable, "-S", "-c", _HOLDER, json.dumps(detached)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={},
-        )
     except OSError as error:
         log.warning("sandbox: no lean mount namespace (%s); seats start from the worker's", error)
         return None
-    try:
-        said = holder.stdout.readline() if holder.stdout else b""
-        if said != b"ready\n":
-            raise OSError(holder.stderr.read().decode(errors="replace").strip() if holder.stderr
-                          else "no answer")
-        return os.open(f"/proc/{holder.pid}/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError as error:
-        log.warning("sandbox: no lean mount namespace (%s); seats start from the worker's", error)
-        return None
-    finally:
-        for stream in (holder.stdin, holder.stdout, holder.stderr):
-            if stream is not None:
-                stream.close()
-        holder.wait()
+    return hold_namespace(_HOLDER, [json.dumps(detached)], "mnt",
+                          "no lean mount namespace; seats start from the worker's")

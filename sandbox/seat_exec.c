@@ -50,6 +50,17 @@ static long number(char **cursor, const char *what)
     return (long)value;
 }
 
+/* Join the namespace of type TYPE whose descriptor ARG names (or "-": stay). */
+static void join(char *arg, int type, const char *failure)
+{
+    if (strcmp(arg, "-") == 0)
+        return;
+    int fd = (int)number(&arg, "namespace descriptor");
+    if (setns(fd, type) != 0)
+        fail(failure);
+    close(fd);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 9)
@@ -69,20 +80,8 @@ int main(int argc, char **argv)
                 cursor++;
         }
     }
-    if (strcmp(argv[3], "-") != 0) {
-        cursor = argv[3];
-        int netns = (int)number(&cursor, "network namespace descriptor");
-        if (setns(netns, CLONE_NEWNET) != 0)
-            fail("cannot join the shared network namespace");
-        close(netns);
-    }
-    if (strcmp(argv[4], "-") != 0) {
-        cursor = argv[4];
-        int mntns = (int)number(&cursor, "mount namespace descriptor");
-        if (setns(mntns, CLONE_NEWNS) != 0)
-            fail("cannot join the lean mount namespace");
-        close(mntns);
-    }
+    join(argv[3], CLONE_NEWNET, "cannot join the shared network namespace");
+    join(argv[4], CLONE_NEWNS, "cannot join the lean mount namespace");
     if (strcmp(argv[5], "-") != 0) {
         cursor = argv[5];
         uid_t uid = (uid_t)number(&cursor, "uid");

@@ -13,8 +13,7 @@ import pytest
 
 from sandbox import InstalledBot, open_session
 from sandbox.mountns import CLONE_NEWNS, detached_mounts, lean_mountns
-from sandbox.runners.bwrap import BwrapRunner, _helper_argv
-from sandbox.seat_exec import helper
+from sandbox.runners.bwrap import BwrapRunner
 from tests.sandbox.helpers import FAST, hello, python_bot
 
 #: A container's table: cgroups under /sys, the engine's masks over /proc, stacked /dev/pts, a
@@ -103,30 +102,3 @@ def test_a_root_runners_seats_start_in_the_lean_namespace(
         assert os.readlink(f"/proc/{bwrap}/ns/mnt") == os.readlink(f"/proc/self/fd/{fd}")
         assert "/sys" not in _mount_points(bwrap)
     assert BwrapRunner(lean_mountns=False).confinement["mountns"] == "worker's"
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="joining a mount namespace takes root")
-def test_the_helper_joins_the_lean_namespace_or_fails_before_anything_runs(
-    tmp_path: Path,
-) -> None:
-    built = helper()
-    if built is None:
-        pytest.skip("no C compiler here: seats start through the preexec fallback")
-    fd = lean_mountns()
-    assert fd is not None
-    out = tmp_path / "ns"
-    status_read, status_write = os.pipe()
-    command = _helper_argv(built, status_write, None, None, (), "/bin/sh",
-                           ["sh", "-c", f"readlink /proc/self/ns/mnt > {out}"], None, fd)
-    child = subprocess.run(command, pass_fds=(status_write, fd), timeout=30)
-    os.close(status_write)
-    os.close(status_read)
-    assert child.returncode == 0
-    assert out.read_text().strip() == os.readlink(f"/proc/self/fd/{fd}")
-    status_read, status_write = os.pipe()
-    command[4] = "985"  # a descriptor that is not open: joining fails, nothing runs
-    child = subprocess.run(command, pass_fds=(status_write,), timeout=30)
-    os.close(status_write)
-    with os.fdopen(status_read, "rb") as status:
-        assert "cannot join the lean mount namespace" in status.read().decode()
-    assert child.returncode == 127
