@@ -54,6 +54,9 @@ def _run(stack: Stack) -> None:
     User.objects.create_user("alice", password="alice-password-1")
     alice = login(stack, "alice", "alice-password-1")
     builtins = builtin_bots_ensure()
+    # Beat as in production: its minutely sweep recovers a refit whose worker was killed between
+    # the commit and the send (no ladder: it would add matches).
+    stack.start_beat(ARENA_LADDER="0")
     stack.start_worker(concurrency=2, ARENA_VISIBILITY_TIMEOUT=VISIBILITY)
     versions = [
         upload_ready(stack, alice, "seeded", SEEDED_BOT),
