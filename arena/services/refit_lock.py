@@ -1,13 +1,16 @@
-"""A rating board's refit lock: on PostgreSQL a session-level advisory lock per board, held by the
-refit from before its queued → running write until after its last write commits.
+"""A rating board's refit lock: on PostgreSQL an advisory lock per board, held by the refit from
+before its queued → running write until after its last write commits.
 
-Invariant: a board is running or again only while the session of the refit that made it so holds
-its lock, so a running or again board whose lock nobody holds was left by a refit that is gone
-(its worker killed, its connection cut): PostgreSQL releases a session's advisory locks when the
-session ends, however it ends. Taking the lock never waits (``pg_try_advisory_lock``), and
-whether someone holds it is read from ``pg_locks`` without taking it. Elsewhere (SQLite: one
-machine) there is no lock: taking always succeeds and whether one is held is unknown (None).
-Imports Django only.
+Invariant: a board is running or again only while the refit that made it so holds its lock, so a
+running or again board whose lock nobody holds was left by a refit that is gone (its worker
+killed, its connection cut). The lock is a transaction-level advisory lock taken on a connection
+of its own, whose transaction stays open for the refit (the refit's own writes commit on the
+usual connection as they go): PostgreSQL releases it when that transaction ends or its session
+does, however the worker died, and a pooler in transaction mode keeps the transaction on one
+server connection, which a session-level lock would not survive. Taking the lock never waits
+(``pg_try_advisory_xact_lock``); whether someone holds it is read from ``pg_locks`` without taking
+it. Elsewhere (SQLite: one machine) there is no lock: taking always succeeds and whether one is
+held is unknown (None). Imports Django only.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 log = logging.getLogger(__name__)
 
@@ -32,30 +35,26 @@ def refit_locking() -> bool:
 @contextmanager
 def refit_lock(board_id: int) -> Iterator[bool]:
     """Hold board ``board_id``'s refit lock for the block if nobody else does: yields whether it
-    is held (always True where there is no lock). Released when the block ends, or with the
-    session if the process dies first."""
+    is held (always True where there is no lock). Released when the block ends (its connection
+    closed), or with that connection if the process dies first."""
     if not refit_locking():
         yield True
         return
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [REFIT_LOCK_CLASS, board_id])
-        (held,) = cursor.fetchone()
+    usual = connections[DEFAULT_DB_ALIAS]
+    holder = type(usual)(dict(usual.settings_dict), usual.alias)  # a connection of its own
     try:
+        holder.set_autocommit(False)
+        with holder.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_try_advisory_xact_lock(%s, %s)", [REFIT_LOCK_CLASS, board_id]
+            )
+            (held,) = cursor.fetchone()
         yield bool(held)
     finally:
-        if held:
-            _release(board_id)
-
-
-def _release(board_id: int) -> None:
-    """Release the lock; if the connection broke meanwhile its session (and the lock) is gone
-    already, and the connection is closed so the next use opens a session of its own."""
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [REFIT_LOCK_CLASS, board_id])
-    except Exception:
-        log.warning("refit lock of board %s: connection lost, released with it", board_id)
-        connection.close()
+        try:
+            holder.close()  # ends its transaction and session: the lock goes with them
+        except Exception:  # the server went away: so did the lock
+            log.warning("refit lock of board %s: its connection was lost", board_id)
 
 
 def refit_lock_held(board_id: int) -> bool | None:

@@ -201,6 +201,30 @@ def test_a_refit_whose_worker_died_is_queued_again_by_the_next_sweep(
 
 
 @on_postgresql
+def test_a_running_refit_holds_its_lock_and_is_never_doubled(sent):
+    """While a refit fits, its board's lock is held: the sweep leaves it however old it looks,
+    and a second delivery of its task (Redis redelivers after the visibility timeout even while
+    the first runs) does nothing."""
+    board = board_in(RefitState.QUEUED)
+    real_fit = ratings_service.fit_ratings
+    seen = {}
+
+    def fit_while_redelivered(results):
+        seen["held"] = refit_lock_held(board.pk)
+        seen["swept"] = ratings_recover_lost(now=timezone.now() + REFIT_STALE_AFTER * 4)
+        seen["second"] = ratings_refit(board_id=board.pk, ticket=7, takeover=True)
+        return real_fit(results)
+
+    with mock.patch.object(ratings_service, "fit_ratings", fit_while_redelivered):
+        assert ratings_refit(board_id=board.pk, ticket=7)
+    assert seen == {"held": True, "swept": [], "second": False}
+    assert not refit_lock_held(board.pk)  # released with the refit
+    board.refresh_from_db()
+    assert (board.state, board.ticket, board.generation) == (RefitState.IDLE, 7, 1)
+    assert sent == []
+
+
+@on_postgresql
 def test_the_task_of_a_dead_refit_takes_it_over_and_a_live_one_waits(worker):
     dead = board_in(RefitState.RUNNING)
     # The lock is free: the refit that left it running is gone; its own task (redelivered or
