@@ -39,7 +39,7 @@ from arena.rating import board as rating_board
 from arena.rating import fit_ratings
 from arena.selectors.ratings import rated_results
 from arena.services.queue import REFIT_RATINGS, send_after_commit
-from arena.services.refit_lock import refit_lock, refit_lock_held, refit_locking
+from arena.services.refit_lock import RefitLock, refit_lock, refit_lock_held, refit_locking
 from arena.sqlnames import column, one_statement, run_statement, table
 
 log = logging.getLogger(__name__)
@@ -195,8 +195,8 @@ def ratings_refit(*, board_id: int, ticket: int | None = None, takeover: bool = 
     retry (or the sweep) to take over; any other error ends the refit with no generation."""
     task = None
     try:
-        with refit_lock(board_id) as held:
-            if not held:
+        with refit_lock(board_id) as lock:
+            if not lock.held:
                 if ticket is not None and RatingBoard.objects.filter(
                     pk=board_id, state=RefitState.QUEUED, ticket=ticket
                 ).exists():
@@ -212,9 +212,9 @@ def ratings_refit(*, board_id: int, ticket: int | None = None, takeover: bool = 
                 raise  # left running: the retry (or the sweep) takes it over
             except Exception:
                 log.exception("refit of rating board %s failed", board.key)
-                task = _finish(board_id, board.ticket, rows=None, matches=0)
+                task = _finish(board_id, board.ticket, lock, rows=None, matches=0)
                 raise
-            task = _finish(board_id, board.ticket, rows=rows, matches=len(results))
+            task = _finish(board_id, board.ticket, lock, rows=rows, matches=len(results))
             return True
     finally:
         if task is not None:  # after the lock is released, so that the task finds it free
@@ -235,15 +235,18 @@ def _start(board_id: int, ticket: int | None, *, takeover: bool) -> RatingBoard 
     return RatingBoard.objects.get(pk=board_id)
 
 
-def _finish(board_id: int, ticket: int, *, rows: list | None, matches: int) -> RefitTask | None:
+def _finish(
+    board_id: int, ticket: int, lock: RefitLock, *, rows: list | None, matches: int
+) -> RefitTask | None:
     """Append the generation (unless the fit failed) and leave running: → idle, or again →
     queued with a new ticket, whose task is returned for the caller to send (after commit). A
     board no longer on ``ticket`` (queued again meanwhile as stale, without a refit lock) keeps
-    its state."""
+    its state; a refit whose lock was lost meanwhile (its connection cut) writes nothing."""
     now = timezone.now()
     task = None
     with transaction.atomic():
         board = RatingBoard.objects.select_for_update().get(pk=board_id)
+        lock.confirm()
         if rows is not None:
             board.generation += 1
             board.fitted_at = now

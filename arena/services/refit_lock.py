@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
@@ -32,13 +32,29 @@ def refit_locking() -> bool:
     return connection.vendor == "postgresql"
 
 
+class RefitLock:
+    """A board's refit lock as one refit tried to take it: ``held`` says whether it has it."""
+
+    def __init__(self, held: bool, holder=None) -> None:
+        self.held = held
+        self._holder = holder
+
+    def confirm(self) -> None:
+        """Raise Django's ``OperationalError`` unless the lock is still held (its connection
+        answers: a cut connection took the lock with it); nothing where there is no lock. Called
+        before the refit's last write commits, so a refit that lost its lock writes nothing."""
+        if self._holder is not None:
+            with self._holder.cursor() as cursor:
+                cursor.execute("SELECT 1")
+
+
 @contextmanager
-def refit_lock(board_id: int) -> Iterator[bool]:
-    """Hold board ``board_id``'s refit lock for the block if nobody else does: yields whether it
-    is held (always True where there is no lock). Released when the block ends (its connection
-    closed), or with that connection if the process dies first."""
+def refit_lock(board_id: int) -> Iterator[RefitLock]:
+    """Take board ``board_id``'s refit lock for the block if nobody else holds it (always held
+    where there is no lock). Released when the block ends (its connection closed), or with that
+    connection if the process dies first."""
     if not refit_locking():
-        yield True
+        yield RefitLock(True)
         return
     usual = connections[DEFAULT_DB_ALIAS]
     holder = type(usual)(dict(usual.settings_dict), usual.alias)  # a connection of its own
@@ -49,12 +65,14 @@ def refit_lock(board_id: int) -> Iterator[bool]:
                 "SELECT pg_try_advisory_xact_lock(%s, %s)", [REFIT_LOCK_CLASS, board_id]
             )
             (held,) = cursor.fetchone()
-        yield bool(held)
+        yield RefitLock(bool(held), holder if held else None)
     finally:
         try:
-            holder.close()  # ends its transaction and session: the lock goes with them
+            holder.rollback()  # ends its transaction, so the lock is free once this returns
         except Exception:  # the server went away: so did the lock
             log.warning("refit lock of board %s: its connection was lost", board_id)
+        with suppress(Exception):
+            holder.close()
 
 
 def refit_lock_held(board_id: int) -> bool | None:

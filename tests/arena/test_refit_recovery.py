@@ -225,6 +225,34 @@ def test_a_running_refit_holds_its_lock_and_is_never_doubled(sent):
 
 
 @on_postgresql
+def test_a_refit_whose_lock_was_cut_writes_nothing(sent):
+    """The lock's connection cut during the fit (a database restart, ``pg_terminate_backend``):
+    the lock is gone, so another refit may have taken the board; this one writes nothing and
+    fails with the database error (its task retries)."""
+    board = board_in(RefitState.QUEUED)
+    real_fit = ratings_service.fit_ratings
+
+    def fit_while_the_lock_is_cut(results):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype = 'advisory'"
+                " AND classid = %s AND objid = %s", [REFIT_LOCK_CLASS, board.pk],
+            )
+        return real_fit(results)
+
+    with (
+        mock.patch.object(ratings_service, "fit_ratings", fit_while_the_lock_is_cut),
+        pytest.raises(OperationalError),
+    ):
+        ratings_refit(board_id=board.pk, ticket=7)
+    board.refresh_from_db()
+    assert (board.state, board.ticket, board.generation) == (RefitState.RUNNING, 7, 0)
+    assert ratings_refit(board_id=board.pk, ticket=7)  # the retry takes it over
+    board.refresh_from_db()
+    assert (board.state, board.generation) == (RefitState.IDLE, 1) and sent == []
+
+
+@on_postgresql
 def test_the_task_of_a_dead_refit_takes_it_over_and_a_live_one_waits(worker):
     dead = board_in(RefitState.RUNNING)
     # The lock is free: the refit that left it running is gone; its own task (redelivered or
