@@ -13,13 +13,13 @@ commit and the refit reads after its queued → running commit).
 Each → queued takes the board's next ``ticket`` and its task carries it: a task runs only the
 refit of its own ticket, so a task delivered twice, or sent again, does nothing more. On
 PostgreSQL a refit holds the board's refit lock (``arena.services.refit_lock``) from before queued
-→ running until after its last write, so a second task of the same ticket waits its turn and a
-running or again board whose lock nobody holds is known lost (its worker died).
+→ running until after its last write, so a second task of the same ticket never runs beside it,
+and a running or again board whose lock nobody holds is known lost (its worker died).
 
 Lost work is recovered by the minutely sweep (``ratings_recover_lost``): a board queued for
 ``REFIT_GRACE`` past the time its task was due (the worker died between the commit and the send)
-has its task sent again, same ticket; a board running or again whose refit is gone (PostgreSQL: no
-session holds its lock; elsewhere: unchanged for ``REFIT_STALE_AFTER``) is queued again with a new
+has its task sent again, same ticket; a board running or again whose refit is gone (PostgreSQL:
+nobody holds its lock; elsewhere: unchanged for ``REFIT_STALE_AFTER``) is queued again with a new
 ticket. Must not import the API or ``arena.tasks``.
 """
 
