@@ -6,11 +6,16 @@ died in the middle of the refit (the board left running or again). The sweep a m
 the task again or queues the board again; a task of a refit that is still live, or of a ticket
 already done, does nothing. A worker's death is simulated at the exact point: the commit's
 after-commit callbacks (the send) never run; a refit's worker is another database session holding
-the board's refit lock, which dies by closing its connection.
+the board's refit lock, which dies by closing its connection, or a real process refitting, killed
+with SIGKILL.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -30,6 +35,7 @@ from arena.services.ratings import (
     ratings_request_refit,
 )
 from arena.services.refit_lock import REFIT_LOCK_CLASS, refit_lock_held
+from tests.e2e.conftest import ROOT, _database_url
 
 pytestmark = pytest.mark.django_db
 
@@ -308,3 +314,47 @@ def test_an_idle_board_is_left_alone(sent, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         assert ratings_recover_lost() == []
     assert sent == [] and not Match.objects.filter(kind=MatchKind.TOURNAMENT).exists()
+
+
+#: A worker process: refits board ``argv[1]`` (ticket ``argv[2]``) with a fit that never ends.
+_REFIT_FOREVER = """
+import sys, time
+from unittest import mock
+import django
+django.setup()
+from arena.services import ratings
+def forever(results):
+    print("fitting", flush=True)
+    time.sleep(3600)
+with mock.patch.object(ratings, "fit_ratings", forever):
+    ratings.ratings_refit(board_id=int(sys.argv[1]), ticket=int(sys.argv[2]))
+"""
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_process_killed_mid_refit_is_recovered_by_the_next_sweep(sent):
+    """A real worker process SIGKILLed in the middle of a refit: PostgreSQL frees its lock with
+    its connection, and the next sweep queues the board again at once (not 15 minutes later)."""
+    board = board_in(RefitState.QUEUED)
+    env = {**os.environ, "DATABASE_URL": _database_url(),
+           "DJANGO_SETTINGS_MODULE": "config.settings"}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _REFIT_FOREVER, str(board.pk), "7"], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        assert child.stdout.readline() == b"fitting\n"  # running, its lock held
+        board.refresh_from_db()
+        assert board.state == RefitState.RUNNING and refit_lock_held(board.pk)
+        assert ratings_recover_lost(now=timezone.now() + REFIT_STALE_AFTER * 4) == []
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(timeout=10)
+    for _ in range(200):  # the server ends the session a moment after the process is gone
+        if not refit_lock_held(board.pk):
+            break
+        time.sleep(0.05)
+    assert ratings_recover_lost() == [board.pk]
+    board.refresh_from_db()
+    assert (board.state, board.ticket) == (RefitState.QUEUED, 8) and sent == [(board.pk, 8)]
