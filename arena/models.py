@@ -294,7 +294,8 @@ class Schedule(models.Model):
 class RefitState(models.TextChoices):
     """A board's refit: idle → queued (a result asked for one) → running → idle; running → again
     (results arrived meanwhile) → queued when the running refit ends. So at most one refit runs
-    per board, and a burst of results during a refit triggers exactly one more."""
+    per board, and a burst of results during a refit triggers exactly one more. Each → queued
+    takes the board's next ``ticket``, which its task carries: a task runs only its own ticket."""
 
     IDLE = "idle"
     QUEUED = "queued"
@@ -312,6 +313,9 @@ class RatingBoard(models.Model):
     preset = models.CharField(max_length=32)
     state = models.CharField(max_length=8, choices=RefitState.choices, default=RefitState.IDLE)
     state_changed_at = models.DateTimeField()
+    ticket = models.PositiveBigIntegerField(
+        default=0, help_text="counts the refits queued: a refit task runs only its own ticket"
+    )
     generation = models.PositiveIntegerField(default=0)
     fitted_at = models.DateTimeField(null=True, blank=True)
     matches = models.PositiveIntegerField(default=0, help_text="rated matches at the last refit")

@@ -13,7 +13,7 @@ from django.db import InterfaceError, OperationalError
 from arena.services.matches import matches_resend_orphans, matches_sweep_stuck
 from arena.services.play import match_play
 from arena.services.queue import REFIT_RATINGS, RUN_MATCH
-from arena.services.ratings import ratings_refit, ratings_requeue_stale
+from arena.services.ratings import RefitBusy, ratings_recover_lost, ratings_refit
 from arena.services.schedules import schedules_run_due
 
 #: A lost database connection (PostgreSQL restarted, the connection cut) is retried with backoff
@@ -41,12 +41,11 @@ def play_match_task_of_earlier_releases(match_id: int) -> bool:
 
 @shared_task(name="arena.tasks.sweep_stuck_matches")
 def sweep_stuck_matches() -> list[int]:
-    """Fail matches stuck past the deadline, resend the lost tasks of queued matches and request
-    again the lost refits of rating boards (periodic, from celery beat); returns the failed
-    ids."""
+    """Fail matches stuck past the deadline, resend the lost tasks of queued matches and recover
+    the lost refits of rating boards (periodic, from celery beat); returns the failed ids."""
     failed = matches_sweep_stuck()
     matches_resend_orphans()
-    ratings_requeue_stale()
+    ratings_recover_lost()
     return failed
 
 
@@ -57,11 +56,16 @@ def run_due_schedules() -> list[int]:
 
 
 @shared_task(name=REFIT_RATINGS, bind=True, **RETRY)
-def refit_ratings(self, board_id: int) -> bool:
-    """Refit rating board ``board_id`` if it is queued (debounced: ``ratings_request_refit``); a
-    redelivered or retried task takes over the refit its first run left running."""
+def refit_ratings(self, board_id: int, ticket: int | None = None) -> bool:
+    """Refit rating board ``board_id`` if it is queued with ``ticket`` (debounced:
+    ``ratings_request_refit``; None: a task of an earlier release); a redelivered or retried task
+    takes over the refit its first run left running. Tried again a second later while another
+    session holds the board's refit lock for a moment."""
     again = bool(self.request.retries or (self.request.delivery_info or {}).get("redelivered"))
-    return ratings_refit(board_id=board_id, takeover=again)
+    try:
+        return ratings_refit(board_id=board_id, ticket=ticket, takeover=again)
+    except RefitBusy as busy:
+        raise self.retry(countdown=1, exc=busy) from busy
 
 
 @shared_task(name="arena.tasks.ladder_tick")

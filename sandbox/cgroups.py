@@ -12,8 +12,9 @@ turn (``sandbox.starvation``).
 
 All seats together weigh ``SEATS_CPU_WEIGHT`` against the host's own processes when they compete
 for a core (v2 ``cpu.weight`` of the seats' parent, v1 ``cpu.shares`` of a parent in the ``cpu``
-hierarchy), and every seat weighs the same inside it: the worker's bookkeeping and the database
-run first, and a seat with many busy threads gets no more of a core than a seat with one. A
+hierarchy), and every seat weighs the same inside it: the seats together never outweigh one
+ordinary process (the worker's bookkeeping, the database, a service beside them), and a seat with
+many busy threads gets no more of a core than a seat with one. A
 seat's clock never counts the time it waits for a core, so the weight costs a bot nothing but
 wall time. ``detect()`` says which is
 in force, or why none can be used; then the runner falls back to per-process rlimits, logs a
@@ -39,8 +40,10 @@ from pathlib import Path
 CGROUP_ROOT = Path(os.environ.get("QUATRESEPT_CGROUP_ROOT", "/sys/fs/cgroup"))
 GROUP_NAME = os.environ.get("QUATRESEPT_CGROUP_NAME", "quatresept-seats")
 #: The CPU weight of all seats together in cgroup v2 units (100: one host process at nice 0; v1
-#: shares are 10.24 times it); 0 leaves the cpu controller alone.
-SEATS_CPU_WEIGHT = int(os.environ.get("QUATRESEPT_SEATS_CPU_WEIGHT", "25"))
+#: shares are 10.24 times it); 0 leaves the cpu controller alone. Less than one process starves
+#: the seats behind any other load on the host (each session of a desktop or a background job
+#: weighs one process), and their matches then take several times as long on the wall clock.
+SEATS_CPU_WEIGHT = int(os.environ.get("QUATRESEPT_SEATS_CPU_WEIGHT", "100"))
 _ids = itertools.count()
 
 

@@ -16,12 +16,9 @@ not import Django or ``engine``.
 from __future__ import annotations
 
 import functools
-import logging
 import os
-import subprocess
-import sys
 
-log = logging.getLogger(__name__)
+from sandbox.nsholder import hold_namespace
 
 CLONE_NEWNET = 0x40000000
 #: A child that moves into a new network namespace, says so, and waits for its stdin to close.
@@ -39,25 +36,5 @@ def shared_netns() -> int | None:
     where it cannot be made (not root, or the kernel refuses): seats then unshare their own."""
     if os.geteuid() != 0 or os.environ.get("QUATRESEPT_SHARED_NETNS") == "off":
         return None
-    try:
-        holder = subprocess.Popen(
-            [sys.executable, "-S", "-c", _HOLDER], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={},
-        )
-    except OSError as error:
-        log.warning("sandbox: no shared network namespace (%s); each seat makes its own", error)
-        return None
-    try:
-        said = holder.stdout.readline() if holder.stdout else b""
-        if said != b"ready\n":
-            raise OSError(holder.stderr.read().decode(errors="replace").strip() if holder.stderr
-                          else "no answer")
-        return os.open(f"/proc/{holder.pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError as error:
-        log.warning("sandbox: no shared network namespace (%s); each seat makes its own", error)
-        return None
-    finally:
-        for stream in (holder.stdin, holder.stdout, holder.stderr):
-            if stream is not None:
-                stream.close()
-        holder.wait()
+    return hold_namespace(_HOLDER, [], "net",
+                          "no shared network namespace; each seat makes its own")

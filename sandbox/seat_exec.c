@@ -1,10 +1,12 @@
 /* seat-exec: the first moments of a confined seat, in the process that becomes its bwrap.
  *
- *   seat-exec STATUS_FD CGROUP_FDS NETNS_FD UID RLIMITS PROGRAM ARGV0 [ARGS...]
+ *   seat-exec STATUS_FD CGROUP_FDS NETNS_FD MNTNS_FD UID RLIMITS PROGRAM ARGV0 [ARGS...]
  *
  * In this order, as the Python preexec function it replaces did: write "0" to each cgroup.procs
  * descriptor of CGROUP_FDS (comma-separated, or "-": join the seat's cgroups while privileged),
- * join the network namespace of NETNS_FD (or "-": stay; see sandbox/netns.py), drop every group and become UID (or "-": stay), set each RLIMITS entry ("RESOURCE=VALUE,...",
+ * join the network namespace of NETNS_FD (or "-": stay; see sandbox/netns.py), join the mount
+ * namespace of MNTNS_FD (or "-": stay; see sandbox/mountns.py), drop every group and become UID
+ * (or "-": stay), set each RLIMITS entry ("RESOURCE=VALUE,...",
  * soft and hard, or "-"), ask for SIGKILL when the parent dies, then exec PROGRAM with ARGV0
  * ARGS. Any failure is written to STATUS_FD (close-on-exec, so the parent reads end of file
  * when the exec succeeds) and ends the process with 127. Being a program of its own lets the
@@ -48,9 +50,20 @@ static long number(char **cursor, const char *what)
     return (long)value;
 }
 
+/* Join the namespace of type TYPE whose descriptor ARG names (or "-": stay). */
+static void join(char *arg, int type, const char *failure)
+{
+    if (strcmp(arg, "-") == 0)
+        return;
+    int fd = (int)number(&arg, "namespace descriptor");
+    if (setns(fd, type) != 0)
+        fail(failure);
+    close(fd);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 8)
+    if (argc < 9)
         return 127;
     char *cursor = argv[1];
     status_fd = (int)number(&cursor, "status descriptor");
@@ -67,15 +80,10 @@ int main(int argc, char **argv)
                 cursor++;
         }
     }
-    if (strcmp(argv[3], "-") != 0) {
-        cursor = argv[3];
-        int netns = (int)number(&cursor, "network namespace descriptor");
-        if (setns(netns, CLONE_NEWNET) != 0)
-            fail("cannot join the shared network namespace");
-        close(netns);
-    }
-    if (strcmp(argv[4], "-") != 0) {
-        cursor = argv[4];
+    join(argv[3], CLONE_NEWNET, "cannot join the shared network namespace");
+    join(argv[4], CLONE_NEWNS, "cannot join the lean mount namespace");
+    if (strcmp(argv[5], "-") != 0) {
+        cursor = argv[5];
         uid_t uid = (uid_t)number(&cursor, "uid");
         if (setgroups(0, NULL) != 0)
             fail("setgroups");
@@ -84,8 +92,8 @@ int main(int argc, char **argv)
         if (setresuid(uid, uid, uid) != 0)
             fail("setresuid");
     }
-    if (strcmp(argv[5], "-") != 0) {
-        for (cursor = argv[5]; *cursor;) {
+    if (strcmp(argv[6], "-") != 0) {
+        for (cursor = argv[6]; *cursor;) {
             int resource = (int)number(&cursor, "rlimit");
             if (*cursor++ != '=') {
                 errno = EINVAL;
@@ -105,7 +113,7 @@ int main(int argc, char **argv)
         errno = ESRCH;
         fail("parent gone");
     }
-    execv(argv[6], argv + 7);
+    execv(argv[7], argv + 8);
     fail("exec");
     return 127;
 }

@@ -309,9 +309,9 @@ def _follow_up(match: Match, *, finish_check: bool = True) -> None:
     this match is not the last, and that one's own follow-up (or its failure's, or the minutely
     sweep's) makes the check, after it has started, played and committed, so after this result
     committed. It saves a round trip on every match but the last few."""
-    if finish_check:
-        tournament_finish_if_done(tournament_id=match.tournament_id)
     ratings_request_refit(preset=match.rules["preset"], rules_key=match.rules_key)
+    if finish_check:  # second: if this worker dies in between, the sweep's check requests again
+        tournament_finish_if_done(tournament_id=match.tournament_id)
 
 
 def match_fail(*, match_id: int, reason: str) -> bool:
@@ -364,8 +364,8 @@ def match_requeue(*, match_id: int) -> bool:
 
 def matches_sweep_stuck(*, now: datetime | None = None) -> list[int]:
     """Fail every match running for longer than ``ARENA_STUCK_AFTER`` seconds, with the reason,
-    and finish tournaments left with no open match; returns the failed ids. They can be re-queued
-    (``match_requeue``)."""
+    and finish tournaments left with no open match, requesting their board's refit; returns the
+    failed ids. They can be re-queued (``match_requeue``)."""
     now = now or timezone.now()
     limit = settings.ARENA_STUCK_AFTER
     cutoff = now - timedelta(seconds=limit)
@@ -378,10 +378,13 @@ def matches_sweep_stuck(*, now: datetime | None = None) -> list[int]:
         )
         if match_fail(match_id=match.pk, reason=reason):
             failed.append(match.pk)
-    for tournament_id in Tournament.objects.filter(
+    for tournament_id, preset, key in Tournament.objects.filter(
         status=TournamentStatus.RUNNING
-    ).values_list("pk", flat=True):
-        tournament_finish_if_done(tournament_id=tournament_id)  # if a worker died after commit
+    ).values_list("pk", "preset", "rules_key"):
+        # A worker died between its last match's commit and the follow-up: the finish check and
+        # the refit request (which the follow-up makes first) are both lost.
+        if tournament_finish_if_done(tournament_id=tournament_id):
+            ratings_request_refit(preset=preset, rules_key=key)
     return failed
 
 

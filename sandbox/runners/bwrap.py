@@ -17,9 +17,9 @@ machine-wide), lowers its rlimits (address space, CPU seconds, processes, file s
 no core dumps) and execs bwrap, which gets SIGKILL if the worker dies. bwrap reads its options
 from an in-memory file, so the seat's pid 1 (bwrap) shows no host path in ``/proc/1/cmdline``.
 The seat's whole tree dies with it: bwrap's pid 1 gets SIGKILL when bwrap dies
-(``--die-with-parent``), which ends the pid namespace; the cgroup is emptied and removed, and the
-leased uid swept before it is freed (one /proc scan for the seats that end together, see
-``SWEEP_BATCH``).
+(``--die-with-parent``), which ends the pid namespace; the cgroup is emptied and removed, which
+proves the leased uid empty; without a cgroup (or if it would not go) the uid is swept before it
+is freed (one /proc scan for the seats that end together, see ``SWEEP_BATCH``).
 
 This module must not import Django or ``engine``.
 """
@@ -45,6 +45,8 @@ from sandbox import seat_exec
 from sandbox.cgroup_moves import favor_moves
 from sandbox.cgroups import CgroupSupport, SeatCgroup
 from sandbox.cgroups import detect as cgroups_detect
+from sandbox.mountns import CLONE_NEWNS
+from sandbox.mountns import lean_mountns as lean_mountns_fd
 from sandbox.netns import CLONE_NEWNET, shared_netns
 from sandbox.package import InstalledBot
 from sandbox.procs import pids_of_uid
@@ -222,11 +224,11 @@ _setns = _load_setns()
 
 def _child_setup(
     limits: Limits, processes: int, uid: int | None, cgroup: SeatCgroup | None,
-    netns: int | None = None,
+    netns: int | None = None, mountns: int | None = None,
 ) -> Callable[[], None]:
-    """A preexec function (runs in the child before exec): join the seat's cgroup and the shared
-    network namespace (``netns``) while still privileged, drop to ``uid``, lower the rlimits, die
-    with the worker."""
+    """A preexec function (runs in the child before exec): join the seat's cgroup, the shared
+    network namespace (``netns``) and the lean mount namespace (``mountns``) while still
+    privileged, drop to ``uid``, lower the rlimits, die with the worker."""
     caps = _rlimits(limits, processes)
 
     def preexec() -> None:
@@ -234,6 +236,8 @@ def _child_setup(
             cgroup.join_self()
         if netns is not None and _setns is not None and _setns(netns, CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "cannot join the shared network namespace")
+        if mountns is not None and _setns is not None and _setns(mountns, CLONE_NEWNS) != 0:
+            raise OSError(ctypes.get_errno(), "cannot join the lean mount namespace")
         if uid is not None:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
@@ -261,13 +265,15 @@ def _rlimits(limits: Limits, processes: int) -> tuple[tuple[int, int], ...]:
 def _helper_argv(
     helper: str, status_fd: int, cgroup: SeatCgroup | None, uid: int | None,
     caps: tuple[tuple[int, int], ...], program: str, argv: list[str], netns: int | None = None,
+    mountns: int | None = None,
 ) -> list[str]:
     """The command line of ``sandbox.seat_exec``'s helper that sets the seat up (joining the
-    network namespace of descriptor ``netns`` if given), then execs ``program`` with ``argv``."""
+    network namespace of descriptor ``netns`` and the mount namespace of ``mountns`` if given),
+    then execs ``program`` with ``argv``."""
     cgroup_fds = ",".join(str(fd) for fd in cgroup.procs_fds()) if cgroup else ""
     return [
         helper, str(status_fd), cgroup_fds or "-", "-" if netns is None else str(netns),
-        "-" if uid is None else str(uid),
+        "-" if mountns is None else str(mountns), "-" if uid is None else str(uid),
         ",".join(f"{which}={value}" for which, value in caps) or "-", program, *argv,
     ]
 
@@ -311,8 +317,9 @@ class BwrapRunner:
     ``seccomp`` (the syscall filter of ``sandbox.seccomp``) and ``cgroups`` (one cgroup per seat)
     are on unless switched off (the benchmark compares); ``cgroup_root`` overrides where the
     cgroup filesystem is; ``share_netns`` (on unless switched off) lets seats join one empty
-    network namespace instead of making their own (``sandbox.netns``); ``confinement`` says what
-    is in force.
+    network namespace instead of making their own (``sandbox.netns``); ``lean_mountns`` (on
+    unless switched off) starts bwrap from a mount namespace without the host's pseudo file
+    systems (``sandbox.mountns``, root only); ``confinement`` says what is in force.
     """
 
     name = "bwrap"
@@ -328,6 +335,7 @@ class BwrapRunner:
         cgroup_root: Path | None = None,
         use_helper: bool = True,
         share_netns: bool = True,
+        lean_mountns: bool = True,
     ) -> None:
         self.limits = limits or Limits()
         self.use_helper = use_helper
@@ -355,9 +363,13 @@ class BwrapRunner:
         #: under the syscall filter (which refuses every socket); else each makes its own.
         self._netns = (shared_netns() if share_netns and seccomp and self.uid_pool is not None
                        else None)
+        #: bwrap starts from the worker's lean mount namespace (``sandbox.mountns``), as root.
+        self._mountns = (lean_mountns_fd() if lean_mountns and self.uid_pool is not None
+                         else None)
         self.confinement = {
             "seccomp": "on" if seccomp else "off",
             "netns": "shared, empty" if self._netns is not None else "own",
+            "mountns": "lean" if self._mountns is not None else "worker's",
             "cgroups": self.cgroup_support.mode,
             "cgroups_reason": self.cgroup_support.reason,
             "cpu_weight": str(self.cgroup_support.cpu_weight or "none"),
@@ -401,20 +413,23 @@ class BwrapRunner:
             "bufsize": 0, "cwd": "/", "env": dict(_BWRAP_ENV), "start_new_session": True,
         }
         helper = seat_exec.helper() if self.use_helper else None
+        mountns = self._mountns
+        namespaces = tuple(fd for fd in (netns, mountns) if fd is not None)
         if helper is None:
             return subprocess.Popen(
-                argv, executable=self.bwrap,
-                pass_fds=(*fds, *(() if netns is None else (netns,))),
-                preexec_fn=_child_setup(limits, processes, uid, cgroup, netns), **common,
+                argv, executable=self.bwrap, pass_fds=(*fds, *namespaces),
+                preexec_fn=_child_setup(limits, processes, uid, cgroup, netns, mountns),
+                **common,
             )
         status_read, status_write = os.pipe()
         try:
             command = _helper_argv(helper, status_write, cgroup, uid,
-                                   _rlimits(limits, processes), self.bwrap, argv, netns)
+                                   _rlimits(limits, processes), self.bwrap, argv, netns,
+                                   mountns)
             popen = subprocess.Popen(
                 command, executable=helper,
                 pass_fds=(*fds, status_write, *(cgroup.procs_fds() if cgroup else ()),
-                          *(() if netns is None else (netns,))),
+                          *namespaces),
                 **common,
             )
             os.close(status_write)
@@ -434,15 +449,18 @@ class BwrapRunner:
             raise subprocess.SubprocessError(failure.decode(errors="replace"))
         return popen
 
-    def _retire(self, lease: UidLease | None) -> None:
-        """A seat ended: its uid joins those to sweep, and the sweep runs (one /proc scan for
-        all of them) once no seat of this runner runs or ``SWEEP_BATCH`` wait. A uid is leased
-        again only after its sweep: until then its lock is held."""
+    def _retire(self, lease: UidLease | None, emptied: bool = False) -> None:
+        """A seat ended. A seat whose cgroup was removed (``emptied``: no process of its uid is
+        left) frees its uid at once. Else the uid joins those to sweep, and the sweep runs (one
+        /proc scan for all of them) once no seat of this runner runs or ``SWEEP_BATCH`` wait. A
+        uid is leased again only once proven empty: until then its lock is held."""
+        if lease is not None and emptied:
+            lease.release_emptied()
         with self._lock:
             self._running -= 1
-            if lease is not None:
+            if lease is not None and not emptied:
                 self._ended.append(lease)
-            if self._running > 0 and len(self._ended) < SWEEP_BATCH:
+            if not self._ended or (self._running > 0 and len(self._ended) < SWEEP_BATCH):
                 return
             ended, self._ended = self._ended, []
         release_all(ended)
@@ -503,11 +521,12 @@ class BwrapRunner:
             self._running += 1
 
         def release() -> None:
+            emptied = False
             try:
                 if cgroup is not None:
-                    cgroup.remove()
+                    emptied = cgroup.remove()
             finally:
-                self._retire(lease)
+                self._retire(lease, emptied)
 
         return BotProcess(
             popen,

@@ -16,6 +16,8 @@ from arena.models import (
     BotVersion,
     Match,
     MatchStatus,
+    RatingBoard,
+    RefitState,
     Replay,
     Schedule,
     Tournament,
@@ -183,14 +185,25 @@ def test_the_database_refuses_a_version_with_both_blob_and_builtin(alice, upload
         BotVersion.objects.filter(pk=version.pk).update(builtin="random")
 
 
-def test_the_sweep_finishes_a_tournament_whose_last_check_was_lost(tournament):
+def test_the_sweep_finishes_a_tournament_whose_last_check_was_lost(
+    tournament, monkeypatch, run_tasks
+):
+    """The last match's worker died between its commit and its follow-up: the sweep finishes the
+    round-robin and requests the refit that would have rated that match."""
+    sent = []
+    monkeypatch.setattr("arena.tasks.refit_ratings.apply_async",
+                        lambda args, kwargs, **options: sent.append(args[0]))
     for match in tournament.matches.all():
         match_play(match_id=match.pk)  # outside run_tasks: the after-commit checks never run
     tournament.refresh_from_db()
     assert tournament.status == "running"
-    assert matches_sweep_stuck() == []
+    assert not RatingBoard.objects.filter(key=tournament.rules_key).exists()
+    with run_tasks():
+        assert matches_sweep_stuck() == []
     tournament.refresh_from_db()
     assert tournament.status == "finished"
+    board = RatingBoard.objects.get(key=tournament.rules_key)
+    assert board.state == RefitState.QUEUED and sent == [board.pk]
 
 
 @pytest.mark.parametrize(("waiting", "age_minutes", "resent"), [

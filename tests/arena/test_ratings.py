@@ -213,7 +213,8 @@ def test_a_burst_of_results_during_a_refit_triggers_exactly_one_more(
             ratings_request_refit(preset=PRESET, rules_key=PRESET)
         board = RatingBoard.objects.get(key=PRESET)
         assert board.state == RefitState.QUEUED and delay.call_count == 1
-        delay.assert_called_with((board.pk,), {})  # never fitted: due now (no countdown)
+        # Never fitted: due now (no countdown); the task carries the board's ticket.
+        delay.assert_called_with((board.pk, board.ticket), {})
 
         real_fit = ratings_service.fit_ratings
 
@@ -227,36 +228,24 @@ def test_a_burst_of_results_during_a_refit_triggers_exactly_one_more(
             mock.patch.object(ratings_service, "fit_ratings", fit_during_a_burst),
             django_capture_on_commit_callbacks(execute=True),
         ):
-            assert ratings_refit(board_id=board.pk)
+            assert ratings_refit(board_id=board.pk, ticket=board.ticket)
+        first = board.ticket
         board.refresh_from_db()
         assert board.state == RefitState.QUEUED and board.generation == 1
-        assert delay.call_count == 2
+        assert delay.call_count == 2 and board.ticket == first + 1
         # The one more refit is due ARENA_REFIT_EVERY seconds after this one.
-        delay.assert_called_with((board.pk,), {}, countdown=settings.ARENA_REFIT_EVERY)
-        # A second delivery of a task finds nothing queued... once the queued one has run.
+        delay.assert_called_with(
+            (board.pk, board.ticket), {}, countdown=settings.ARENA_REFIT_EVERY
+        )
+        # A second delivery of the first task does nothing: its ticket is done.
+        assert not ratings_refit(board_id=board.pk, ticket=first)
+        # The queued one runs; a second delivery of it finds nothing queued.
         with django_capture_on_commit_callbacks(execute=True):
-            assert ratings_refit(board_id=board.pk)
-            assert not ratings_refit(board_id=board.pk)
+            assert ratings_refit(board_id=board.pk, ticket=board.ticket)
+            assert not ratings_refit(board_id=board.pk, ticket=board.ticket)
         board.refresh_from_db()
         assert board.state == RefitState.IDLE and board.generation == 2
         assert delay.call_count == 2
-
-
-@pytest.mark.parametrize("left_in", [RefitState.QUEUED, RefitState.RUNNING, RefitState.AGAIN])
-def test_a_lost_refit_is_queued_again(alice, versions, django_capture_on_commit_callbacks, left_in):
-    board = RatingBoard.objects.create(
-        key=PRESET,
-        preset=PRESET,
-        state=left_in,
-        state_changed_at=timezone.now() - timedelta(hours=1),
-    )
-    with (
-        mock.patch("arena.tasks.refit_ratings.apply_async") as delay,
-        django_capture_on_commit_callbacks(execute=True),
-    ):
-        ratings_request_refit(preset=PRESET, rules_key=PRESET)
-    board.refresh_from_db()
-    assert board.state == RefitState.QUEUED and delay.call_count == 1
 
 
 @pytest.mark.parametrize(("fitted_ago", "countdown"), [(10, 20), (45, None), (None, None)])

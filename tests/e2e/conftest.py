@@ -61,6 +61,7 @@ class Stack:
     logs: Path
     workers: list[subprocess.Popen] = field(default_factory=list)
     web: subprocess.Popen | None = None
+    beat: subprocess.Popen | None = None
 
     def start_worker(self, concurrency: int = 2, **env: str) -> subprocess.Popen:
         number = len(self.workers)
@@ -76,6 +77,20 @@ class Stack:
         wait_for(lambda: b"ready." in self.worker_log(number), 60, "the worker to start")
         return worker
 
+    def start_beat(self, **env: str) -> subprocess.Popen:
+        """Celery beat as compose runs it (its own process and schedule file): the minutely sweep
+        and the due schedules; the ladder's tick too unless ``ARENA_LADDER=0``."""
+        log = open(self.logs / "beat.log", "wb")  # noqa: SIM115 (closed with the process)
+        self.beat = subprocess.Popen(
+            [str(BIN / "celery"), "-A", "config", "beat", "--loglevel=INFO",
+             "-s", str(self.logs / "celerybeat-schedule")],
+            cwd=ROOT, env={**self.env, **env}, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        wait_for(lambda: b"beat: Starting" in (self.logs / "beat.log").read_bytes(), 60,
+                 "beat to start")
+        return self.beat
+
     def web_log(self) -> bytes:
         path = self.logs / "web.log"
         return path.read_bytes() if path.exists() else b""
@@ -90,10 +105,10 @@ class Stack:
         worker.wait(timeout=10)
 
     def stop(self) -> None:
-        for proc in [*self.workers, self.web]:
+        for proc in [*self.workers, self.web, self.beat]:
             if proc is not None and proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
-        for proc in [*self.workers, self.web]:
+        for proc in [*self.workers, self.web, self.beat]:
             if proc is None:
                 continue
             try:

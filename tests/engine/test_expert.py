@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import time
 
 import pytest
 
@@ -81,6 +82,36 @@ def test_deterministic_given_the_seed():
         return referee_match(rules, seats, seed=11, match_id="same", clock=clock).replay["deals"]
 
     assert replay() == replay()
+
+
+def test_waiting_for_a_core_costs_the_expert_no_deals(monkeypatch):
+    """The expert's time cap counts its own CPU time, as the referee charges a seat: a decision
+    kept off the CPU (here: asleep 10 ms at each evaluation, one per candidate and deal) searches
+    every deal of its budget, where a wall-clock cap of 120 ms would have cut it short."""
+    import engine.bots.expert as expert
+    import engine.bots.expert.search as search
+
+    real_value, real_pimc = search.Evaluator.value, expert.pimc
+    used = []
+
+    def asleep(self, world, action):
+        time.sleep(0.01)
+        return real_value(self, world, action)
+
+    def counted(*args, **kwargs):
+        result = real_pimc(*args, **kwargs)
+        used.append(result[2])
+        return result
+
+    monkeypatch.setattr(search.Evaluator, "value", asleep)
+    monkeypatch.setattr(expert, "pimc", counted)
+    seats = [BotSeat(ExpertBot(worlds=12, move_ms=10_000, adaptive=False))] + [
+        BotSeat(make_bot("greedy")) for _ in range(3)
+    ]
+    clock = AnnouncedClock(move_ms=400, bank_ms=600_000)  # the expert's cap: 120 ms a decision
+    referee_match(rules_for("quatre-sept", target=4), seats, seed=3, match_id="asleep",
+                  clock=clock)
+    assert len(used) >= 5 and set(used) == {12}
 
 
 #: Digests of three matches per preset (seeds 5 and 6 at the full expert's settings, seed 7 at

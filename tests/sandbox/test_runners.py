@@ -158,7 +158,7 @@ def test_docker_container_spec(make_bot):
     assert host["Memory"] == host["MemorySwap"] == 256 * 2**20
     assert host["PidsLimit"] == 40
     assert host["NanoCpus"] == 10**9
-    assert host["CpuShares"] == 256  # a quarter of a process: the worker's own work first
+    assert host["CpuShares"] == 1024  # one ordinary process, never more
     assert host["Binds"] == [f"{bot.folder}:/bot:ro",
                              f"{bot.folder.parent}/.meminfo-{256 * 2**20}:/proc/meminfo:ro"]
     meminfo = (bot.folder.parent / f".meminfo-{256 * 2**20}").read_text()

@@ -97,7 +97,7 @@ def test_a_failed_set_up_raises_in_the_worker(
 
     def broken(*args, **kwargs):
         command = real(*args, **kwargs)
-        command[5] = "7=-1"  # a negative rlimit: refused before anything runs
+        command[6] = "7=-1"  # a negative rlimit: refused before anything runs
         return command
 
     monkeypatch.setattr(module, "_helper_argv", broken)
@@ -105,28 +105,36 @@ def test_a_failed_set_up_raises_in_the_worker(
         BwrapRunner().start(make_bot(PROBE))
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="joining a network namespace takes root")
-def test_the_helper_joins_the_shared_network_namespace(built: str, tmp_path: Path) -> None:
+@pytest.mark.skipif(os.geteuid() != 0, reason="joining a namespace takes root")
+@pytest.mark.parametrize(("kind", "position", "failure"), [
+    ("net", 3, "cannot join the shared network namespace"),
+    ("mnt", 4, "cannot join the lean mount namespace"),
+])
+def test_the_helper_joins_the_workers_namespace_or_fails_before_anything_runs(
+    built: str, tmp_path: Path, kind: str, position: int, failure: str,
+) -> None:
+    from sandbox.mountns import lean_mountns
     from sandbox.netns import shared_netns
 
-    netns = shared_netns()
-    assert netns is not None
+    fd = shared_netns() if kind == "net" else lean_mountns()
+    assert fd is not None
     out = tmp_path / "ns"
     status_read, status_write = os.pipe()
     command = _helper_argv(built, status_write, None, None, (), "/bin/sh",
-                           ["sh", "-c", f"readlink /proc/self/ns/net > {out}"], netns)
-    child = subprocess.run(command, pass_fds=(status_write, netns), timeout=30)
+                           ["sh", "-c", f"readlink /proc/self/ns/{kind} > {out}"],
+                           *((fd, None) if kind == "net" else (None, fd)))
+    child = subprocess.run(command, pass_fds=(status_write, fd), timeout=30)
     os.close(status_write)
     os.close(status_read)
     assert child.returncode == 0
-    assert out.read_text().strip() == os.readlink(f"/proc/self/fd/{netns}")
-    assert out.read_text().strip() != os.readlink("/proc/self/ns/net")  # not the worker's
+    assert out.read_text().strip() == os.readlink(f"/proc/self/fd/{fd}")
+    assert out.read_text().strip() != os.readlink(f"/proc/self/ns/{kind}")  # not the worker's
     status_read, status_write = os.pipe()
-    command[3] = "986"  # a descriptor that is not open: joining fails, nothing runs
+    command[position] = "986"  # a descriptor that is not open: joining fails, nothing runs
     child = subprocess.run(command, pass_fds=(status_write,), timeout=30)
     os.close(status_write)
     with os.fdopen(status_read, "rb") as status:
-        assert "cannot join the shared network namespace" in status.read().decode()
+        assert failure in status.read().decode()
     assert child.returncode == 127
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,11 +56,11 @@ def test_a_leased_uid_is_not_leased_twice(tmp_path: Path) -> None:
     second.lease().release()  # free again (the reuse delay waits only while another is free)
 
 
-def test_a_seats_uid_stays_locked_until_the_last_seat_of_the_runner_ends(
+def test_without_a_cgroup_a_seats_uid_stays_locked_until_the_last_seat_of_the_runner_ends(
     tmp_path: Path, make_bot: Callable[..., InstalledBot], bwrap: BwrapRunner,
 ) -> None:
     locks = tmp_path / "locks"
-    runner = BwrapRunner(uid_pool=UidPool(base=310_200, count=2, lock_dir=locks))
+    runner = BwrapRunner(uid_pool=UidPool(base=310_200, count=2, lock_dir=locks), cgroups=False)
     bot = make_bot(python_bot())
     first = open_session(runner, bot, FAST)
     second = open_session(runner, bot, FAST)
@@ -74,3 +75,39 @@ def test_a_seats_uid_stays_locked_until_the_last_seat_of_the_runner_ends(
     second.close()
     assert all(pids_of_uid(uid) == [] for uid in uids)
     other.lease().release()  # both swept and free
+
+
+def test_a_seat_whose_cgroup_is_removed_frees_its_uid_at_once_without_a_scan(
+    tmp_path: Path, make_bot: Callable[..., InstalledBot], bwrap: BwrapRunner, monkeypatch,
+) -> None:
+    locks = tmp_path / "locks"
+    runner = BwrapRunner(uid_pool=UidPool(base=310_300, count=2, lock_dir=locks))
+    if runner.cgroup_support.mode == "none":
+        pytest.skip(f"no per-seat cgroup here ({runner.cgroup_support.reason})")
+    # the bot leaves a child behind that ignores the end of its input
+    bot = make_bot(python_bot(on_hello=(
+        'import subprocess; subprocess.Popen([sys.executable, "-c", "import time; '
+        'time.sleep(60)"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL); '
+        'send({"type": "ready", "name": "test"})')))
+    first = open_session(runner, bot, FAST)
+    second = open_session(runner, bot, FAST)
+    for session in (first, second):
+        session.hello(hello())
+    uid = first.process.host_uid
+    assert len(pids_of_uid(uid)) >= 2  # the bot and its child (beside bwrap's own)
+    scans = []
+    real = procs.pids_by_uid
+    monkeypatch.setattr(procs, "pids_by_uid", lambda uids: scans.append(set(uids)) or real(uids))
+    first.close()
+    assert scans == []  # proven empty by its cgroup, not by a /proc scan
+    # What is still listed under the uid has left the cgroup in its exit (the namespace's pid 1
+    # waits there for the rest): it never runs the bot's code again, and goes by itself.
+    deadline = time.monotonic() + 10
+    while pids_of_uid(uid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert pids_of_uid(uid) == []
+    other = UidPool(base=310_300, count=2, lock_dir=locks)
+    lease = other.lease()  # free at once, while the second seat still runs
+    assert lease.uid == uid
+    lease.release()
+    second.close()

@@ -182,7 +182,8 @@ def pimc(
     prior: float = 0.0,
     adaptive: bool = True,
 ) -> tuple[int, dict[int, float], int]:
-    """The best candidate by weighted mean over the worlds drawn by ``deadline``.
+    """The best candidate by weighted mean over the worlds drawn by ``deadline`` (this thread's
+    CPU time, ``time.thread_time``: waiting for a core costs no world).
 
     ``prior / sqrt(worlds)`` is added to the mean of ``fallback`` (the policy's choice): sampling
     noise, which shrinks at that rate, alone does not move the search off it.
@@ -200,7 +201,7 @@ def pimc(
     weights = 0.0
     check = max(2, max_worlds // 2) if adaptive else max_worlds
     limit = max_worlds + max_worlds // 2 if adaptive else max_worlds
-    while used < limit and (used == 0 or time.perf_counter() < deadline):
+    while used < limit and (used == 0 or time.thread_time() < deadline):
         if used == check and used >= 4 and _settled(candidates, rows, totals, weights):
             break
         world, weight = worlds()

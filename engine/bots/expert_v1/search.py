@@ -105,7 +105,7 @@ def pimc(
     totals = dict.fromkeys(candidates, 0.0)
     used = 0
     weights = 0.0
-    while used < max_worlds and (used == 0 or time.perf_counter() < deadline):
+    while used < max_worlds and (used == 0 or time.thread_time() < deadline):
         world, weight = worlds()
         for a in candidates:
             totals[a] += weight * evaluator.rollout(world.apply(a))
