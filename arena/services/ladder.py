@@ -131,7 +131,7 @@ def ladder_tick(*, ladder_id: int, now: datetime | None = None) -> list[LadderPa
         ladder = Ladder.objects.select_for_update().filter(pk=ladder_id).first()
         if ladder is None or ladder.paused or not settings.ARENA_LADDER:
             return []
-        if ladder.tournament.status != TournamentStatus.RUNNING:
+        if ladder.tournament.status == TournamentStatus.CANCELLED:
             return []  # its round-robin was cancelled (the cancel paused it too)
         ladder.ticked_at = now
         ladder.save(update_fields=["ticked_at"])

@@ -103,7 +103,8 @@ def tournament_create(
 
 
 def tournament_finish_if_done(*, tournament_id: int) -> bool:
-    """running → finished once no match is queued or running; True if it finished now.
+    """running → finished once no match is queued or running; True if it finished now. The
+    round-robin of a ladder never finishes: it is idle between two ticks, not done.
 
     One conditional UPDATE. Call it after the transaction that finished a match has committed
     (``on_commit``): of two last matches finishing together, the later check sees both done.
@@ -114,6 +115,7 @@ def tournament_finish_if_done(*, tournament_id: int) -> bool:
     updated = (
         Tournament.objects.filter(pk=tournament_id, status=TournamentStatus.RUNNING)
         .exclude(Exists(open_matches))
+        .exclude(ladder__isnull=False)
         .update(status=TournamentStatus.FINISHED, finished_at=timezone.now())
     )
     return bool(updated)

@@ -107,6 +107,27 @@ def test_a_tick_tops_the_queue_up_to_its_depth_and_no_further(ladder):
     assert sorted(LadderPairing.objects.values_list("pair", flat=True)) == [0, 1, 2, 3]
 
 
+def test_the_ladder_goes_on_when_every_match_it_queued_has_been_played(ladder):
+    """Between two ticks every ladder match can be over: its round-robin is idle, not done (the
+    finish check once closed it there, and every later tick then stopped)."""
+    from arena.services.matches import matches_sweep_stuck
+    from arena.services.tournaments import tournament_finish_if_done
+
+    rng = np.random.default_rng(5)
+    made = ladder_tick(ladder_id=ladder.pk)
+    finish({}, rng)
+    assert not tournament_finish_if_done(tournament_id=ladder.tournament_id)
+    matches_sweep_stuck()  # the sweep's own finish check too
+    assert Tournament.objects.get(pk=ladder.tournament_id).status == TournamentStatus.RUNNING
+    assert len(ladder_tick(ladder_id=ladder.pk)) == len(made)
+
+
+def test_a_ladder_round_robin_finished_by_an_earlier_release_is_reopened(ladder):
+    Tournament.objects.filter(pk=ladder.tournament_id).update(status=TournamentStatus.FINISHED)
+    assert len(ladder_tick(ladder_id=ladder.pk)) == 3
+    assert Tournament.objects.get(pk=ladder.tournament_id).status == TournamentStatus.RUNNING
+
+
 def test_each_pairing_is_a_duplicate_pair_with_seats_swapped(ladder):
     for pairing in ladder_tick(ladder_id=ladder.pk):
         first, second = Match.objects.filter(
