@@ -69,10 +69,16 @@ class UidLease:
         """Free the uid without a /proc scan, marked clean: the caller has proved that no process
         runs under it (its seat's cgroup, which the seat's first process joined before taking
         this uid, was removed, and a cgroup with a process in it cannot be). Idempotent."""
+        self._free(clean=True, now=time.time())
+
+    def _free(self, *, clean: bool, now: float) -> None:
+        """Drop the lock, the uid marked clean (stamped ``now``) if ``clean``, else left marked
+        busy for the next holder to sweep. Idempotent."""
         if self._fd is None:
             return
         try:
-            _mark(self._fd, b"%s %.3f" % (_CLEAN, time.time()))
+            if clean:
+                _mark(self._fd, b"%s %.3f" % (_CLEAN, now))
         finally:
             os.close(self._fd)
             self._fd = None
@@ -90,17 +96,13 @@ def release_all(leases: Iterable[UidLease]) -> None:
     pending = [lease for lease in leases if lease._fd is not None]
     if not pending:
         return
+    empty: set[int] = set()
     try:
         empty = kill_uids({lease.uid for lease in pending})
+    finally:
         now = time.time()
         for lease in pending:
-            if lease.uid in empty:
-                _mark(lease._fd, b"%s %.3f" % (_CLEAN, now))  # type: ignore[arg-type]
-    finally:
-        for lease in pending:
-            if lease._fd is not None:
-                os.close(lease._fd)
-                lease._fd = None
+            lease._free(clean=lease.uid in empty, now=now)
 
 
 class UidPool:
