@@ -67,8 +67,11 @@ class UidLease:
 
     def release_emptied(self) -> None:
         """Free the uid without a /proc scan, marked clean: the caller has proved that no process
-        runs under it (its seat's cgroup, which the seat's first process joined before taking
-        this uid, was removed, and a cgroup with a process in it cannot be). Idempotent."""
+        can run code under it again (its seat's cgroup, which the seat's first process joined
+        before taking this uid, was removed, and a cgroup with a process in it cannot be). A
+        process leaves its cgroup on its way out, so the seat's pid 1 may still be in the
+        kernel's exit path for a moment, reaping the rest of its namespace; until it is gone it
+        counts against the uid's RLIMIT_NPROC, which ``REUSE_DELAY_S`` covers. Idempotent."""
         self._free(clean=True, now=time.time())
 
     def _free(self, *, clean: bool, now: float) -> None:
