@@ -67,6 +67,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1,
                         help="round-robins per mode, alternating; the median is printed")
     args = parser.parse_args()
+    # Stopped with SIGTERM (``kill``, ``timeout``), end as with Ctrl-C: the ``finally`` clauses
+    # stop the workers and drop the benchmark's database.
+    signal.signal(signal.SIGTERM, _interrupted)
 
     env = _bench_env()
     os.environ.update(env)
@@ -74,6 +77,10 @@ def main() -> int:
         return _run(args, env)
     finally:
         _drop_database(env["DATABASE_URL"])
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _run(args: argparse.Namespace, env: dict[str, str]) -> int:
