@@ -87,7 +87,7 @@ def seat_pids(session: BotSession) -> list[int]:
                 continue
             return sorted(int(row[0]) for row in top.get("Processes") or [])
     assert process.host_uid is not None, "bwrap without a leased uid: run the tests as root"
-    return [pid for pid in pids_of_uid(process.host_uid) if not _exiting(pid)]
+    return pids_of_uid(process.host_uid)
 
 
 #: ``PF_EXITING`` in the flags of ``/proc/PID/stat``: the task is in the kernel's exit path.
@@ -114,7 +114,7 @@ def assert_left_nothing(session: BotSession) -> None:
         session.process.pid
     )
     if session.process.host_uid is not None or isinstance(session.process, ContainerProcess):
-        assert _none_left(session), _describe(seat_pids(session))
+        assert nothing_runs(session), _describe(seat_pids(session))
     if isinstance(session.process, ContainerProcess):
         import docker
 
@@ -125,12 +125,12 @@ def assert_left_nothing(session: BotSession) -> None:
                 time.sleep(0.05)
 
 
-def _none_left(session: BotSession, within: float = 2.0) -> bool:
-    """No process of the seat is left, or none within ``within`` seconds: a process the kernel is
-    still tearing down (a namespace's pid 1 reaping the rest) counts as left until it is marked
-    exiting, which may take that long on a loaded machine."""
+def nothing_runs(session: BotSession, within: float = 2.0) -> bool:
+    """No process of the seat can run code any more, now or within ``within`` seconds: every one
+    is gone or in the kernel's exit path (``_exiting``). A killed process takes a moment to get
+    there, longer on a loaded machine."""
     deadline = time.monotonic() + within
-    while seat_pids(session):
+    while [pid for pid in seat_pids(session) if not _exiting(pid)]:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.01)
