@@ -14,12 +14,13 @@ from engine.actions import CLAIM, SLIDE, TAP
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert import DEFAULT_WORLDS, MELD_WORLDS, ExpertBot
 from engine.bots.expert.ending import deal_end, ends_deal, last_trick_end, last_trick_forced
+from engine.bots.expert.fit import OpponentFit, deal_view, miss_factor
 from engine.bots.expert.policy import policy_action
 from engine.bots.expert.prune import distinct_cards
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.signals import master, named_suit
 from engine.bots.expert.view import read_view
-from engine.bots.expert.world import Evidence, ReplayError, replay_world
+from engine.bots.expert.world import Evidence, ReplayError, agreement, replay_world
 from engine.cards import SUIT_MASKS, TNA_MASKS, mask_from_codes, parse_card
 from engine.observe import observe
 from engine.referee import AnnouncedClock, referee_match
@@ -109,8 +110,7 @@ def test_waiting_for_a_core_costs_the_expert_no_deals(monkeypatch):
         BotSeat(make_bot("greedy")) for _ in range(3)
     ]
     clock = AnnouncedClock(move_ms=400, bank_ms=600_000)  # the expert's cap: 120 ms a decision
-    referee_match(rules_for("quatre-sept", target=4), seats, seed=3, match_id="asleep",
-                  clock=clock)
+    referee_match(rules_for("quatre-sept", target=4), seats, seed=3, match_id="asleep", clock=clock)
     assert len(used) >= 5 and set(used) == {12}
 
 
@@ -351,3 +351,45 @@ def test_shrewd_policy_goes_on_with_its_own_run():
     state = run(deal(rules_for("quatre-sept"), hands), "KH TH/politaine 7H 7S")
     assert state.to_move == 1 and state.run is not None
     assert policy_action(state, [0, 0, 0, 0], True) & 31 == parse_card("AH")
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: f"{r.preset}-{r.changed_options()}")
+def test_every_finished_deal_replays_from_its_deal_end(rules):
+    """``fit.py`` reads each ``deal_end`` back into the deal, every hand known: the replay
+    reaches the deal's end in every rule set, and ``greedy`` (whose rules are the judge's)
+    agrees with the judge far more often than ``random`` does."""
+    rules = rules.with_options(target=40) if rules.target > 100 else rules
+    if rules.claim_out.value == "any-turn":  # ``random`` would end most deals at once by a claim
+        rules = rules.with_options(claim_out="off")
+    tally = [[0, 0, 0] for _ in range(4)]
+    for seed in range(4, 6):
+        seats = [BotSeat(make_bot("greedy" if s % 2 else "random")) for s in range(4)]
+        outcome = referee_match(rules, seats, seed=seed, match_id="fit")
+        totals = (0, 0)
+        for deal_body in outcome.replay["deals"]:
+            view = deal_view(deal_body, 0, totals, rules.low_lead)
+            dealt = [mask_from_codes(h) for h in deal_body["hands"]]
+            held = tuple(dealt[s] & ~view.by_seat[s] for s in range(4))
+            for seat, counts in enumerate(agreement(rules, view, held, policy_action)):
+                tally[seat] = [a + b for a, b in zip(tally[seat], counts, strict=True)]
+            totals = (deal_body["score"][0], deal_body["score"][1])
+    assert min(tally[s][0] for s in range(4)) > 10, tally
+    greedy = (tally[1][1] + tally[3][1]) / (tally[1][0] + tally[3][0])
+    random_ = (tally[0][1] + tally[2][1]) / (tally[0][0] + tally[2][0])
+    assert greedy > 0.85 and random_ < 0.6, (greedy, random_)
+
+
+def test_the_fitted_miss_factor_follows_the_opponents():
+    """With ``fit`` on, the miss factor starts at the default and moves with each finished deal:
+    down against a player the judge predicts (``greedy``), up to near 1 against ``random``."""
+
+    def fitted(opponent: str) -> float:
+        bots = [ExpertBot(worlds=2, move_ms=10_000, fit=0.5) for _ in range(2)]
+        seats = [BotSeat(bots[s // 2] if s % 2 == 0 else make_bot(opponent)) for s in range(4)]
+        referee_match(rules_for("quatre-sept"), seats, seed=2, match_id="fit")
+        assert bots[0].fit is not None and bots[0].fit.plays > 40
+        return bots[0].evidence.miss
+
+    assert fitted("greedy") < 0.3 < 0.5 < fitted("random")
+    assert miss_factor(0, 0, 0) == 1.0
+    assert OpponentFit(0.3, 0.5).miss == 0.3

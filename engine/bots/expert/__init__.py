@@ -18,6 +18,7 @@ import os
 import random
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 from engine.actions import CLAIM, PLAY_LIMIT, SLIDE, TAP, action_to_str, parse_action
@@ -26,6 +27,7 @@ from engine.cards import parse_card
 from engine.rules import rules_from_dict
 from engine.state import State
 
+from .fit import OpponentFit
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
 from .prune import distinct_cards
@@ -48,6 +50,8 @@ DEFAULT_PARTNER_MISS = 0.6
 DEFAULT_QUIET = 0.1
 #: Chance that a rollout move is a random legal card rather than the policy's.
 DEFAULT_EPS = 0.0
+#: Temper of the miss factor fitted to the opponents during the match (``fit.py``; 0: off).
+DEFAULT_FIT = 0.0
 #: Bonus (in win chance, times 1/sqrt(worlds)) of the rollout policy's own choice.
 DEFAULT_PRIOR = 0.057
 
@@ -75,6 +79,7 @@ class ExpertBot:
         shrewd: bool | None = None,
         smooth: bool | None = None,
         shrewd_judge: bool | None = None,
+        fit: float | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -97,6 +102,11 @@ class ExpertBot:
         self.shrewd = option(shrewd, "EXPERT_SHREWD", "1", lambda v: str(v) != "0")
         self.smooth = option(smooth, "EXPERT_SMOOTH", "0", lambda v: str(v) != "0")
         self.shrewd_judge = option(shrewd_judge, "EXPERT_JUDGE", "0", lambda v: str(v) != "0")
+        #: Temper of the opponents' miss factor fitted during the match (0: fixed ``miss``).
+        self.fit_temper = option(fit, "EXPERT_FIT", DEFAULT_FIT, float)
+        self.fit: OpponentFit | None = None
+        self.base_miss = self.evidence.miss
+        self.totals = (0, 0)
         self.rng = random.Random(seed)
         self.seat = 0
         self.rules = None
@@ -115,9 +125,21 @@ class ExpertBot:
         self.bank_left = clock.get("bank_ms", 60_000) / 1000
         self.move_cap = min(self.move_ms, 0.3 * clock.get("move_ms", 1000)) / 1000
         self.rng.seed(f"{message.get('match')}:{self.seat}")
+        self.totals = (0, 0)
+        self.evidence = replace(self.evidence, miss=self.base_miss)
+        if self.fit_temper > 0 and self.base_miss < 1.0:
+            self.fit = OpponentFit(self.base_miss, self.fit_temper)
 
     def notify(self, message: dict[str, Any]) -> None:
-        pass
+        if message.get("type") != "deal_end":
+            return
+        try:
+            if self.fit is not None and self.rules is not None:
+                self.fit.learn(self.rules, self.seat, message, self.totals)
+                self.evidence = replace(self.evidence, miss=self.fit.miss)
+            self.totals = (message["score"][0], message["score"][1])
+        except Exception as error:  # a deal it cannot read teaches nothing; never fault
+            print(f"expert: {type(error).__name__}: {error}", file=sys.stderr)
 
     def act(self, message: dict[str, Any]) -> str:
         started = time.thread_time()  # CPU time, as the referee charges: waiting costs nothing

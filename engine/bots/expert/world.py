@@ -67,7 +67,46 @@ def replay_world(
     silence (see ``Evidence``) by ``quiet``. ``shrewd_judge``: the judge is the shrewd policy,
     told the voids public at each play (``judge`` is then ignored but must be given).
     """
-    ev = evidence or Evidence(miss=miss)
+    me = view.seat
+    state, weight, melds = _replay_plays(
+        rules, view, hands, evidence or Evidence(miss=miss), judge, shrewd_judge
+    )
+    state, silent = _melds_before(state, melds, me, finish=decision == "play", me=me)
+    weight *= (evidence or Evidence(miss=miss)).quiet ** silent
+    if state.to_move != me:
+        raise ReplayError("the replay did not reach the viewing seat")
+    return state, weight
+
+
+def agreement(
+    rules: RuleSet,
+    view: View,
+    hands: tuple[int, int, int, int],
+    judge: Callable[[State], int],
+) -> list[tuple[int, int, int]]:
+    """How each seat's plays of a deal compare with ``judge``'s, the hands known.
+
+    ``hands``: what each seat held when the record ends (none of it played). Per seat:
+    (plays with a choice of at least two cards, those where it played ``judge``'s card, the
+    sum over those plays of the number of cards it could play).
+    """
+    tally = [[0, 0, 0] for _ in range(4)]
+    _replay_plays(rules, view, hands, NO_EVIDENCE, judge, False, tally)
+    return [(c, m, k) for c, m, k in tally]
+
+
+def _replay_plays(
+    rules: RuleSet,
+    view: View,
+    hands: tuple[int, int, int, int],
+    ev: Evidence,
+    judge: Callable[[State], int] | None,
+    shrewd_judge: bool,
+    tally: list[list[int]] | None = None,
+) -> tuple[State, float, list]:
+    """The deal replayed from its start through every public play (see ``replay_world``);
+    returns the state, the evidence weight and the melds not yet applied. With ``tally``
+    (and ``judge``), counts each seat's plays against the judge's (see ``agreement``)."""
     me = view.seat
     weight = 1.0
     dealt = tuple(hands[s] | view.by_seat[s] for s in range(4))
@@ -95,7 +134,9 @@ def replay_world(
         weight *= ev.quiet**silent
         if state.to_move != seat:
             raise ReplayError(f"seat {seat} played out of turn in the replay")
-        if seat != me:
+        if tally is not None and judge is not None:
+            _count(tally[seat], state, action, judge)
+        elif seat != me:
             if judge is not None:
                 guess = policy_action(state, voids, True) if shrewd_judge else judge(state)
                 if (guess ^ action) & 31:
@@ -106,11 +147,17 @@ def replay_world(
         if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
             voids[seat] |= SUIT_MASKS[trick[0] >> 3]
         state = state.apply(action)
-    state, silent = _melds_before(state, melds, me, finish=decision == "play", me=me)
-    weight *= ev.quiet**silent
-    if state.to_move != me:
-        raise ReplayError("the replay did not reach the viewing seat")
-    return state, weight
+    return state, weight, melds
+
+
+def _count(tally: list[int], state: State, action: int, judge: Callable[[State], int]) -> None:
+    """Add one play to a seat's ``agreement`` tally (if it had a choice of cards)."""
+    choice = len({a & 31 for a in state.legal() if a < PLAY_LIMIT})
+    if choice < 2 or action >= PLAY_LIMIT:
+        return
+    tally[0] += 1
+    tally[1] += not (judge(state) ^ action) & 31
+    tally[2] += choice
 
 
 def _could_announce(state: State, seat: int, action: int) -> bool:
