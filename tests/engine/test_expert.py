@@ -14,7 +14,7 @@ from engine.actions import CLAIM, SLIDE, TAP
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert import DEFAULT_WORLDS, MELD_WORLDS, ExpertBot
 from engine.bots.expert.ending import deal_end, ends_deal, last_trick_end, last_trick_forced
-from engine.bots.expert.fit import OpponentFit, deal_view, miss_factor
+from engine.bots.expert.fit import HIGH_LIFT, LOW_LIFT, OpponentFit, deal_view, lift, miss_for
 from engine.bots.expert.policy import policy_action
 from engine.bots.expert.prune import distinct_cards
 from engine.bots.expert.sampler import Sampler
@@ -361,7 +361,7 @@ def test_every_finished_deal_replays_from_its_deal_end(rules):
     rules = rules.with_options(target=40) if rules.target > 100 else rules
     if rules.claim_out.value == "any-turn":  # ``random`` would end most deals at once by a claim
         rules = rules.with_options(claim_out="off")
-    tally = [[0, 0, 0] for _ in range(4)]
+    tally = [[0.0, 0.0, 0.0] for _ in range(4)]
     for seed in range(4, 6):
         seats = [BotSeat(make_bot("greedy" if s % 2 else "random")) for s in range(4)]
         outcome = referee_match(rules, seats, seed=seed, match_id="fit")
@@ -374,22 +374,24 @@ def test_every_finished_deal_replays_from_its_deal_end(rules):
                 tally[seat] = [a + b for a, b in zip(tally[seat], counts, strict=True)]
             totals = (deal_body["score"][0], deal_body["score"][1])
     assert min(tally[s][0] for s in range(4)) > 10, tally
-    greedy = (tally[1][1] + tally[3][1]) / (tally[1][0] + tally[3][0])
-    random_ = (tally[0][1] + tally[2][1]) / (tally[0][0] + tally[2][0])
-    assert greedy > 0.85 and random_ < 0.6, (greedy, random_)
+    greedy = lift(*[tally[1][i] + tally[3][i] for i in range(3)])
+    random_ = lift(*[tally[0][i] + tally[2][i] for i in range(3)])
+    assert greedy > 0.8 and random_ < 0.2, (greedy, random_)
 
 
-def test_the_fitted_miss_factor_follows_the_opponents():
-    """With ``fit`` on, the miss factor starts at the default and moves with each finished deal:
-    down against a player the judge predicts (``greedy``), up to near 1 against ``random``."""
+def test_card_play_is_read_only_from_opponents_the_judge_predicts():
+    """With ``fit`` on, the miss factor starts at the default and keeps it against a player the
+    judge predicts (``greedy``), and goes to 1.0 (no evidence) against ``random``."""
 
     def fitted(opponent: str) -> float:
-        bots = [ExpertBot(worlds=2, move_ms=10_000, fit=0.5) for _ in range(2)]
+        bots = [ExpertBot(worlds=2, move_ms=10_000, fit=True) for _ in range(2)]
         seats = [BotSeat(bots[s // 2] if s % 2 == 0 else make_bot(opponent)) for s in range(4)]
         referee_match(rules_for("quatre-sept"), seats, seed=2, match_id="fit")
         assert bots[0].fit is not None and bots[0].fit.plays > 40
         return bots[0].evidence.miss
 
-    assert fitted("greedy") < 0.3 < 0.5 < fitted("random")
-    assert miss_factor(0, 0, 0) == 1.0
-    assert OpponentFit(0.3, 0.5).miss == 0.3
+    assert fitted("greedy") == 0.3 and fitted("random") == 1.0
+    assert OpponentFit(0.3).miss == 0.3
+    assert miss_for(HIGH_LIFT, 0.3) == 0.3 and miss_for(LOW_LIFT, 0.3) == 1.0
+    assert 0.3 < miss_for((HIGH_LIFT + LOW_LIFT) / 2, 0.3) < 1.0
+    assert lift(10, 10, 2.5) == 1.0 and lift(10, 2.5, 2.5) == 0.0

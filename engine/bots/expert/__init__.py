@@ -50,8 +50,8 @@ DEFAULT_PARTNER_MISS = 0.6
 DEFAULT_QUIET = 0.1
 #: Chance that a rollout move is a random legal card rather than the policy's.
 DEFAULT_EPS = 0.0
-#: Temper of the miss factor fitted to the opponents during the match (``fit.py``; 0: off).
-DEFAULT_FIT = 0.0
+#: Fit the miss factor to the opponents during the match (``fit.py``): "1" on, "0" off.
+DEFAULT_FIT = "0"
 #: Bonus (in win chance, times 1/sqrt(worlds)) of the rollout policy's own choice.
 DEFAULT_PRIOR = 0.057
 
@@ -79,7 +79,7 @@ class ExpertBot:
         shrewd: bool | None = None,
         smooth: bool | None = None,
         shrewd_judge: bool | None = None,
-        fit: float | None = None,
+        fit: bool | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -102,8 +102,8 @@ class ExpertBot:
         self.shrewd = option(shrewd, "EXPERT_SHREWD", "1", lambda v: str(v) != "0")
         self.smooth = option(smooth, "EXPERT_SMOOTH", "0", lambda v: str(v) != "0")
         self.shrewd_judge = option(shrewd_judge, "EXPERT_JUDGE", "0", lambda v: str(v) != "0")
-        #: Temper of the opponents' miss factor fitted during the match (0: fixed ``miss``).
-        self.fit_temper = option(fit, "EXPERT_FIT", DEFAULT_FIT, float)
+        #: Read the opponents' card play only as far as the judge predicts it (``fit.py``).
+        self.fit_on = option(fit, "EXPERT_FIT", DEFAULT_FIT, lambda v: str(v) != "0")
         self.fit: OpponentFit | None = None
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
@@ -127,8 +127,8 @@ class ExpertBot:
         self.rng.seed(f"{message.get('match')}:{self.seat}")
         self.totals = (0, 0)
         self.evidence = replace(self.evidence, miss=self.base_miss)
-        if self.fit_temper > 0 and self.base_miss < 1.0:
-            self.fit = OpponentFit(self.base_miss, self.fit_temper)
+        if self.fit_on and self.base_miss < 1.0:
+            self.fit = OpponentFit(self.base_miss)
 
     def notify(self, message: dict[str, Any]) -> None:
         if message.get("type") != "deal_end":

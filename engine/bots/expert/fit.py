@@ -1,15 +1,17 @@
-"""How far the opponents' card play follows the rollout policy, learned during the match.
+"""Whether the opponents' card play is worth reading as evidence, learned during the match.
 
 The soft evidence of card play (``world.Evidence.miss``) weighs a sampled deal down for each
-opponent card the policy would not have played there. That models rule-based players well and
-search bots badly. After each deal the ``deal_end`` message shows every hand as dealt, so the
-deal can be replayed with nothing hidden and each opponent play compared with the policy's
-(``world.agreement``). From the agreement rate ``m`` over plays with a choice of ``k`` cards on
-average, a card off the policy is ``(1 - m) / (k - 1)`` as likely as the policy's card ``m``:
-their ratio is the likelihood factor of a miss. Plays are not independent evidence (a search
-bot's departures from the policy come in runs), so the factor used is that ratio tempered, raised
-to the power ``temper`` (< 1). A prior worth ``PRIOR_PLAYS`` plays at the default factor holds
-it until the match has shown enough.
+opponent card the rollout policy (the judge) would not have played there. It pays against
+players the judge predicts (rule-based ones, and searchers whose rollouts follow like rules)
+and costs against players it does not (a flat Monte Carlo player with random playouts): their
+cards differ from the judge's in the true deal about as often as in a wrong one, so the weights
+only add noise. After each deal the ``deal_end`` message shows every hand as dealt, so the deal
+is replayed with nothing hidden and each opponent play compared with the judge's
+(``world.agreement``). The judge's *lift* over chance is (agreement − chance) / (1 − chance),
+chance being what a player choosing its cards at random would agree. The miss factor is the
+default where the lift is at least ``HIGH_LIFT``, 1.0 (no evidence) at ``LOW_LIFT`` or less, and
+in between by linear interpolation. A prior worth ``PRIOR_PLAYS`` plays at ``PRIOR_LIFT`` holds
+the default until the match has shown otherwise.
 """
 
 from __future__ import annotations
@@ -20,44 +22,53 @@ from engine.cards import mask_from_codes
 from engine.rules import RuleSet
 
 from .policy import policy_action
-from .view import read_view
+from .view import View, read_view
 from .world import ReplayError, agreement
 
-#: Weight of the prior in plays (a quatre-sept match gives about 50 opponent plays with a choice).
+#: Lift at or above which card play is read with the full default miss factor.
+HIGH_LIFT = 0.40
+#: Lift at or below which card play is not read at all.
+LOW_LIFT = 0.30
+#: Weight of the prior in plays (a quatre-sept match shows about 50 opponent plays with a choice).
 PRIOR_PLAYS = 20
-#: Mean number of cards to choose from that the prior assumes.
-PRIOR_CHOICE = 3.0
+#: The prior's lift: about that of the searchers measured (0.45-0.66), above ``HIGH_LIFT``.
+PRIOR_LIFT = 0.5
 
 
-def miss_factor(matches: float, plays: float, choice_sum: float) -> float:
-    """The likelihood ratio of a card off the policy to the policy's card, from the agreement
-    tallied so far (1.0 when nothing is known)."""
-    if plays <= 0:
+def lift(plays: float, matches: float, chance: float) -> float:
+    """How much better than chance the judge predicted the plays (1: always; 0: as chance)."""
+    if plays <= chance:
+        return 0.0
+    return (matches - chance) / (plays - chance)
+
+
+def miss_for(lifted: float, miss: float) -> float:
+    """The miss factor for a judge of lift ``lifted``: ``miss`` down to 1.0 (see the module)."""
+    if lifted >= HIGH_LIFT:
+        return miss
+    if lifted <= LOW_LIFT:
         return 1.0
-    rate = min(max(matches / plays, 1e-3), 1 - 1e-3)
-    choice = max(choice_sum / plays, 2.0)
-    return min(1.0, (1 - rate) / (rate * (choice - 1)))
+    share = (HIGH_LIFT - lifted) / (HIGH_LIFT - LOW_LIFT)
+    return miss + (1.0 - miss) * share
 
 
 class OpponentFit:
-    """The opponents' agreement with the policy, pooled over both opponent seats, and the miss
-    factor it implies. Starts at ``miss`` (no deal seen yet) and moves with every ``deal_end``."""
+    """The opponents' agreement with the judge, pooled over both opponent seats, and the miss
+    factor it calls for. Starts at ``miss`` and moves with every ``deal_end``."""
 
-    def __init__(self, miss: float, temper: float) -> None:
-        self.temper = temper
-        # The prior: PRIOR_PLAYS plays whose rate gives exactly ``miss`` at PRIOR_CHOICE cards.
-        raw = miss ** (1 / temper)
-        rate = 1 / (1 + raw * (PRIOR_CHOICE - 1))
+    def __init__(self, miss: float) -> None:
+        self.default = miss
+        chance = PRIOR_PLAYS / 4  # about four cards to choose from
         self.plays = float(PRIOR_PLAYS)
-        self.matches = PRIOR_PLAYS * rate
-        self.choice_sum = PRIOR_PLAYS * PRIOR_CHOICE
+        self.chance = chance
+        self.matches = chance + PRIOR_LIFT * (PRIOR_PLAYS - chance)
         self.miss = miss
 
-    def add(self, plays: int, matches: int, choice_sum: int) -> None:
+    def add(self, plays: int, matches: int, chance: float) -> None:
         self.plays += plays
         self.matches += matches
-        self.choice_sum += choice_sum
-        self.miss = miss_factor(self.matches, self.plays, self.choice_sum) ** self.temper
+        self.chance += chance
+        self.miss = miss_for(lift(self.plays, self.matches, self.chance), self.default)
 
     def learn(
         self, rules: RuleSet, seat: int, deal: dict[str, Any], score: tuple[int, int]
@@ -65,18 +76,22 @@ class OpponentFit:
         """Tally the opponents' plays of a finished deal (a ``deal_end`` message)."""
         view = deal_view(deal, seat, score, rules.low_lead)
         dealt = [mask_from_codes(h) for h in deal["hands"]]
-        hands = tuple(dealt[s] & ~view.by_seat[s] for s in range(4))
+        hands = (
+            dealt[0] & ~view.by_seat[0],
+            dealt[1] & ~view.by_seat[1],
+            dealt[2] & ~view.by_seat[2],
+            dealt[3] & ~view.by_seat[3],
+        )
         try:
-            tallies = agreement(rules, view, hands, policy_action)  # type: ignore[arg-type]
+            tallies = agreement(rules, view, hands, policy_action)
         except (ReplayError, ValueError, KeyError, IndexError):
             return
         for s in ((seat + 1) & 3, (seat + 3) & 3):
             self.add(*tallies[s])
 
 
-def deal_view(deal: dict[str, Any], seat: int, score: tuple[int, int], low_lead: str):
+def deal_view(deal: dict[str, Any], seat: int, score: tuple[int, int], low_lead: str) -> View:
     """The ``View`` of a finished deal (a ``deal_end`` body) from ``seat``: every play public."""
-    dealt = deal["hands"][seat]
     tricks = list(deal["tricks"])
     trick = deal.get("trick") or {"leader": 0, "cards": []}
     played = {c for t in tricks for c in t["cards"]} | set(trick["cards"])
@@ -87,7 +102,7 @@ def deal_view(deal: dict[str, Any], seat: int, score: tuple[int, int], low_lead:
             "dealer": deal["dealer"],
             "score": list(score),
             "redeals": len(deal.get("redeals", [])),
-            "hand": [c for c in dealt if c not in played],
+            "hand": [c for c in deal["hands"][seat] if c not in played],
             "tricks": tricks,
             "trick": trick,
             "said": deal["said"],

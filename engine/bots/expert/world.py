@@ -68,11 +68,10 @@ def replay_world(
     told the voids public at each play (``judge`` is then ignored but must be given).
     """
     me = view.seat
-    state, weight, melds = _replay_plays(
-        rules, view, hands, evidence or Evidence(miss=miss), judge, shrewd_judge
-    )
+    ev = evidence or Evidence(miss=miss)
+    state, weight, melds = _replay_plays(rules, view, hands, ev, judge, shrewd_judge)
     state, silent = _melds_before(state, melds, me, finish=decision == "play", me=me)
-    weight *= (evidence or Evidence(miss=miss)).quiet ** silent
+    weight *= ev.quiet**silent
     if state.to_move != me:
         raise ReplayError("the replay did not reach the viewing seat")
     return state, weight
@@ -83,16 +82,16 @@ def agreement(
     view: View,
     hands: tuple[int, int, int, int],
     judge: Callable[[State], int],
-) -> list[tuple[int, int, int]]:
+) -> list[tuple[int, int, float]]:
     """How each seat's plays of a deal compare with ``judge``'s, the hands known.
 
     ``hands``: what each seat held when the record ends (none of it played). Per seat:
     (plays with a choice of at least two cards, those where it played ``judge``'s card, the
-    sum over those plays of the number of cards it could play).
+    agreement expected of a player choosing among its cards at random: the sum of 1/choices).
     """
-    tally = [[0, 0, 0] for _ in range(4)]
+    tally: list[list[float]] = [[0, 0, 0.0] for _ in range(4)]
     _replay_plays(rules, view, hands, NO_EVIDENCE, judge, False, tally)
-    return [(c, m, k) for c, m, k in tally]
+    return [(int(c), int(m), k) for c, m, k in tally]
 
 
 def _replay_plays(
@@ -102,7 +101,7 @@ def _replay_plays(
     ev: Evidence,
     judge: Callable[[State], int] | None,
     shrewd_judge: bool,
-    tally: list[list[int]] | None = None,
+    tally: list[list[float]] | None = None,
 ) -> tuple[State, float, list]:
     """The deal replayed from its start through every public play (see ``replay_world``);
     returns the state, the evidence weight and the melds not yet applied. With ``tally``
@@ -150,14 +149,14 @@ def _replay_plays(
     return state, weight, melds
 
 
-def _count(tally: list[int], state: State, action: int, judge: Callable[[State], int]) -> None:
+def _count(tally: list[float], state: State, action: int, judge: Callable[[State], int]) -> None:
     """Add one play to a seat's ``agreement`` tally (if it had a choice of cards)."""
     choice = len({a & 31 for a in state.legal() if a < PLAY_LIMIT})
     if choice < 2 or action >= PLAY_LIMIT:
         return
     tally[0] += 1
     tally[1] += not (judge(state) ^ action) & 31
-    tally[2] += choice
+    tally[2] += 1 / choice
 
 
 def _could_announce(state: State, seat: int, action: int) -> bool:
