@@ -14,13 +14,13 @@ from engine.actions import CLAIM, SLIDE, TAP
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert import DEFAULT_WORLDS, MELD_WORLDS, ExpertBot
 from engine.bots.expert.ending import deal_end, ends_deal, last_trick_end, last_trick_forced
-from engine.bots.expert.fit import HIGH_LIFT, LOW_LIFT, OpponentFit, deal_view, lift, miss_for
+from engine.bots.expert.fit import HIGH_LIFT, LOW_LIFT, OpponentFit, deal_agreement, lift, miss_for
 from engine.bots.expert.policy import policy_action
 from engine.bots.expert.prune import distinct_cards
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.signals import master, named_suit
 from engine.bots.expert.view import read_view
-from engine.bots.expert.world import Evidence, ReplayError, agreement, replay_world
+from engine.bots.expert.world import Evidence, ReplayError, replay_world
 from engine.cards import SUIT_MASKS, TNA_MASKS, mask_from_codes, parse_card
 from engine.observe import observe
 from engine.referee import AnnouncedClock, referee_match
@@ -367,10 +367,7 @@ def test_every_finished_deal_replays_from_its_deal_end(rules):
         outcome = referee_match(rules, seats, seed=seed, match_id="fit")
         totals = (0, 0)
         for deal_body in outcome.replay["deals"]:
-            view = deal_view(deal_body, 0, totals, rules.low_lead)
-            dealt = [mask_from_codes(h) for h in deal_body["hands"]]
-            held = tuple(dealt[s] & ~view.by_seat[s] for s in range(4))
-            for seat, counts in enumerate(agreement(rules, view, held, policy_action)):
+            for seat, counts in enumerate(deal_agreement(rules, deal_body, totals)):
                 tally[seat] = [a + b for a, b in zip(tally[seat], counts, strict=True)]
             totals = (deal_body["score"][0], deal_body["score"][1])
     assert min(tally[s][0] for s in range(4)) > 10, tally

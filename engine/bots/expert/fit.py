@@ -3,9 +3,9 @@
 The soft evidence of card play (``world.Evidence.miss``) weighs a sampled deal down for each
 opponent card the rollout policy (the judge) would not have played there. It pays against
 players the judge predicts (rule-based ones, and searchers whose rollouts follow like rules)
-and costs against players it does not (a flat Monte Carlo player with random playouts): their
-cards differ from the judge's in the true deal about as often as in a wrong one, so the weights
-only add noise. After each deal the ``deal_end`` message shows every hand as dealt, so the deal
+and may cost against players it does not (a flat Monte Carlo player with random playouts), whose
+cards may differ from the judge's in the true deal about as often as in a wrong one: the weights
+then only add noise. After each deal the ``deal_end`` message shows every hand as dealt, so the deal
 is replayed with nothing hidden and each opponent play compared with the judge's
 (``world.agreement``). The judge's *lift* over chance is (agreement − chance) / (1 − chance),
 chance being what a player choosing its cards at random would agree. The miss factor is the
@@ -74,20 +74,28 @@ class OpponentFit:
         self, rules: RuleSet, seat: int, deal: dict[str, Any], score: tuple[int, int]
     ) -> None:
         """Tally the opponents' plays of a finished deal (a ``deal_end`` message)."""
-        view = deal_view(deal, seat, score, rules.low_lead)
-        dealt = [mask_from_codes(h) for h in deal["hands"]]
-        hands = (
-            dealt[0] & ~view.by_seat[0],
-            dealt[1] & ~view.by_seat[1],
-            dealt[2] & ~view.by_seat[2],
-            dealt[3] & ~view.by_seat[3],
-        )
         try:
-            tallies = agreement(rules, view, hands, policy_action)
+            tallies = deal_agreement(rules, deal, score)
         except (ReplayError, ValueError, KeyError, IndexError):
             return
         for s in ((seat + 1) & 3, (seat + 3) & 3):
             self.add(*tallies[s])
+
+
+def deal_agreement(
+    rules: RuleSet, deal: dict[str, Any], score: tuple[int, int]
+) -> list[tuple[int, int, float]]:
+    """``world.agreement`` of each seat over a finished deal (a ``deal_end`` body), the match
+    totals before it being ``score``."""
+    view = deal_view(deal, 0, score, rules.low_lead)
+    dealt = [mask_from_codes(h) for h in deal["hands"]]
+    hands = (
+        dealt[0] & ~view.by_seat[0],
+        dealt[1] & ~view.by_seat[1],
+        dealt[2] & ~view.by_seat[2],
+        dealt[3] & ~view.by_seat[3],
+    )
+    return agreement(rules, view, hands, policy_action)
 
 
 def deal_view(deal: dict[str, Any], seat: int, score: tuple[int, int], low_lead: str) -> View:
