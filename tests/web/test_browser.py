@@ -236,6 +236,11 @@ def keyboard_controls(page, replay: dict) -> None:
     page.keyboard.press("Shift+Tab")  # back to Play; the slider follows the arrow keys too
     page.focus("#v-slider")
     page.keyboard.press("ArrowRight")
+    # A range input's keyboard step reaches its ``input`` listener as a task of its own, which
+    # may run after the key press returns: wait for the step rather than read it at once.
+    page.wait_for_function(
+        "() => document.getElementById('viewer').dataset.step === '2'", timeout=5_000
+    )
     assert page.evaluate(READ_VIEWER)["step"] == 2
 
 
