@@ -87,7 +87,7 @@ def deal_agreement(
 ) -> list[tuple[int, int, float]]:
     """``world.agreement`` of each seat over a finished deal (a ``deal_end`` body), the match
     totals before it being ``score``."""
-    view = deal_view(deal, 0, score, rules.low_lead)
+    view = deal_view(deal, score, rules.low_lead)
     dealt = [mask_from_codes(h) for h in deal["hands"]]
     hands = (
         dealt[0] & ~view.by_seat[0],
@@ -98,19 +98,20 @@ def deal_agreement(
     return agreement(rules, view, hands, policy_action)
 
 
-def deal_view(deal: dict[str, Any], seat: int, score: tuple[int, int], low_lead: str) -> View:
-    """The ``View`` of a finished deal (a ``deal_end`` body) from ``seat``: every play public."""
+def deal_view(deal: dict[str, Any], score: tuple[int, int], low_lead: str) -> View:
+    """The ``View`` of a finished deal (a ``deal_end`` body), every play public (seat 0's, though
+    whose view it is does not matter to ``agreement``, which counts every seat)."""
     tricks = list(deal["tricks"])
     trick = deal.get("trick") or {"leader": 0, "cards": []}
     played = {c for t in tricks for c in t["cards"]} | set(trick["cards"])
     return read_view(
         {
-            "seat": seat,
+            "seat": 0,
             "deal": deal["number"],
             "dealer": deal["dealer"],
             "score": list(score),
             "redeals": len(deal.get("redeals", [])),
-            "hand": [c for c in deal["hands"][seat] if c not in played],
+            "hand": [c for c in deal["hands"][0] if c not in played],
             "tricks": tricks,
             "trick": trick,
             "said": deal["said"],
