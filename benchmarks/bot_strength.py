@@ -34,10 +34,16 @@ from engine.referee import Player
 from engine.rules import RuleSet, parse_option, rules_for
 
 
+#: Bots a measuring script adds by name (e.g. ``expert_ceiling.py``'s oracles); forked
+#: processes inherit them.
+EXTRA_BOTS: dict[str, type] = {}
+
+
 def parse_bot(text: str) -> tuple[str, dict[str, Any]]:
     name, _, rest = text.partition(":")
     name, _, revision = name.partition("@")
-    if name not in LOCAL_BOTS or (revision and name != "expert"):
+    known = name in LOCAL_BOTS or name in EXTRA_BOTS
+    if not known or (revision and name != "expert"):
         raise SystemExit(f"unknown bot {name!r} (only expert takes @REVISION)")
     if revision:
         name = f"expert@{revision}"
@@ -59,7 +65,7 @@ def bot_class(name: str) -> type:
     """The class of a parsed bot name: a built-in or panel bot, or ``expert@REVISION``."""
     if name.startswith("expert@"):
         return expert_at(name.partition("@")[2])
-    return LOCAL_BOTS[name]
+    return EXTRA_BOTS[name] if name in EXTRA_BOTS else LOCAL_BOTS[name]
 
 
 class TimedSeat(BotSeat):

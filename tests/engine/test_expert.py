@@ -19,9 +19,10 @@ from engine.bots.expert.policy import policy_action
 from engine.bots.expert.prune import distinct_cards
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.signals import master, named_suit
-from engine.bots.expert.view import read_view
+from engine.bots.expert.view import _weaker_twin, read_view
 from engine.bots.expert.world import Evidence, ReplayError, replay_world
 from engine.cards import SUIT_MASKS, TNA_MASKS, mask_from_codes, parse_card
+from engine.deck import seeded_hands
 from engine.observe import observe
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
@@ -392,3 +393,48 @@ def test_card_play_is_read_only_from_opponents_the_judge_predicts():
     assert miss_for(HIGH_LIFT, 0.3) == 0.3 and miss_for(LOW_LIFT, 0.3) == 1.0
     assert 0.3 < miss_for((HIGH_LIFT + LOW_LIFT) / 2, 0.3) < 1.0
     assert lift(10, 10, 2.5) == 1.0 and lift(10, 2.5, 2.5) == 0.0
+
+
+
+def test_the_partners_card_says_it_held_no_weaker_twin():
+    """The expert plays the weakest of equivalent cards, so its partner reads the next weaker
+    card of the same worth still out as not in its hand; T, 9 and A only where nothing keeps
+    them apart (``weakest=2``)."""
+    c = parse_card
+    assert _weaker_twin(c("KC"), 0, False) == 1 << c("QC")
+    assert _weaker_twin(c("KC"), 1 << c("QC"), False) == 1 << c("JC")  # Q gone: K and J touch
+    assert _weaker_twin(c("KC"), mask_from_codes(["QC", "JC"]), False) == 0  # 8C worth less
+    assert _weaker_twin(c("TC"), 0, False) == 1 << c("9C")
+    assert _weaker_twin(c("TC"), 0, True) == 0  # T and 9 apart where melds or politaines count
+    assert _weaker_twin(c("9C"), 0, False) == 0  # the ace is worth more
+    assert _weaker_twin(c("7C"), 0, False) == 0
+    hands = [
+        "JS 7C 8D 9D AD KD QD 7D",
+        "JC TH 9H AH KH QH JH 7H",
+        "KC 8C TS 9S AS KS 8S 7S",
+        "TC 9C AC QC TD JD 8H QS",
+    ]
+    state = run(deal("quatre-sept", hands), "7C JC KC 9C")  # seat 2's K: so no QC
+    message = observe(state, 0)
+    assert read_view(message, "off", 1).forbidden[2] & mask_from_codes(["QC"])
+    assert not read_view(message, "off", 0).forbidden[2] & mask_from_codes(["QC"])
+    assert not read_view(message, "every-trick", 1).forbidden[2] & mask_from_codes(["QC"])
+
+
+@pytest.mark.parametrize("preset", ["quatre-sept", "pollack"])
+def test_the_true_deal_keeps_every_twin_fact_in_expert_play(preset):
+    """Four experts reading their partners' cards as their own: the partner's true hand never
+    holds a card read as not held."""
+    checked = []
+
+    class Checked(ExpertBot):
+        def known(self, view):
+            partner = (view.seat + 2) % 4
+            dealt = seeded_hands(7, view.deal, view.redeals, view.dealer)
+            checked.append(dealt[partner] & ~view.by_seat[partner] & view.forbidden[partner])
+            return view
+
+    seats = [BotSeat(Checked(worlds=2, move_ms=10_000, twins=True)) for _ in range(4)]
+    rules = rules_for(preset)
+    referee_match(rules, seats, seed=7, match_id="twins")
+    assert len(checked) > 40 and not any(checked)

@@ -34,7 +34,7 @@ from .prune import distinct_cards
 from .sampler import Sampler
 from .search import EXACT_CARDS, Evaluator, pimc
 from .signals import choose_signal, named_suit
-from .view import read_view
+from .view import View, read_view
 from .world import Evidence, ReplayError, Worlds
 
 DEFAULT_WORLDS = 88
@@ -80,6 +80,8 @@ class ExpertBot:
         smooth: bool | None = None,
         shrewd_judge: bool | None = None,
         fit: bool | None = None,
+        partner_judge: bool | None = None,
+        twins: bool | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -92,6 +94,9 @@ class ExpertBot:
             miss=option(miss, "EXPERT_MISS", DEFAULT_MISS, float),
             partner_miss=option(partner_miss, "EXPERT_PARTNER_MISS", DEFAULT_PARTNER_MISS, float),
             quiet=option(quiet, "EXPERT_QUIET", DEFAULT_QUIET, float),
+            partner_shrewd=option(
+                partner_judge, "EXPERT_PARTNER_JUDGE", "0", lambda v: str(v) != "0"
+            ),
         )
         self.signals = option(signals, "EXPERT_SIGNALS", "1", lambda v: str(v) != "0")
         self.exact_cards = option(exact, "EXPERT_EXACT", EXACT_CARDS, int)
@@ -105,6 +110,8 @@ class ExpertBot:
         #: Read the opponents' card play only as far as the judge predicts it (``fit.py``).
         self.fit_on = option(fit, "EXPERT_FIT", DEFAULT_FIT, lambda v: str(v) != "0")
         self.fit: OpponentFit | None = None
+        #: Read the partner's cards as this bot's: the weakest of equivalent cards (``view.py``).
+        self.twins = option(twins, "EXPERT_TWINS", "0", lambda v: str(v) != "0")
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
         self.rng = random.Random(seed)
@@ -163,7 +170,8 @@ class ExpertBot:
             return legal[-1] if decision == "poules" else legal[0]
         rules = self.rules
         assert rules is not None and self.outlook is not None
-        view = read_view(message["state"], rules.low_lead)
+        weakest = 0 if not self.twins else 1 if rules.melds or rules.politaine != "off" else 2
+        view = self.known(read_view(message["state"], rules.low_lead, weakest))
         sampler = Sampler(view, rules, self.rng)
         worlds = Worlds(rules, view, decision, self.evidence, self.shrewd_judge)
         first, first_weight = _build(worlds, sampler)
@@ -205,6 +213,11 @@ class ExpertBot:
         )  # fmt: skip
         self.last_worlds = used
         return self._signalled(action, first, message, legal)
+
+    def known(self, view: View) -> View:
+        """The hard facts the search samples from: the public record's, nothing more. (A
+        measuring device may add hidden cards here: ``benchmarks/expert_ceiling.py``.)"""
+        return view
 
     def _signalled(
         self, action: int, world: State, message: dict[str, Any], legal: list[str]

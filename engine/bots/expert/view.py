@@ -58,8 +58,13 @@ class View:
         return FULL_DECK & ~self.hand & ~self.played
 
 
-def read_view(state: dict[str, Any], low_lead: str) -> View:
-    """Parse a turn message's ``state`` and derive the facts about hidden hands."""
+def read_view(state: dict[str, Any], low_lead: str, weakest: int = 0) -> View:
+    """Parse a turn message's ``state`` and derive the facts about hidden hands.
+
+    ``weakest`` (0: off, 1: K-Q-J-8-7 only, where melds or politaines count, 2: every rank):
+    the partner is this bot, which plays the weakest of equivalent cards (``prune.py``), so the
+    next weaker card of the same worth it could have played instead is not in its hand.
+    """
     seat = state["seat"]
     view = View(
         seat=seat,
@@ -89,6 +94,9 @@ def read_view(state: dict[str, Any], low_lead: str) -> View:
     tricks = [(t["leader"], t["cards"]) for t in state["tricks"]]
     tricks.append((state["trick"]["leader"], state["trick"]["cards"]))
     low = False
+    gone = 0  # cards of the finished tricks before this one
+    partner = (seat + 2) & 3
+    not_held = 0
     for number, (leader, card_codes) in enumerate(tricks, start=1):
         cards = [parse_card(c) for c in card_codes]
         if not cards:
@@ -106,7 +114,12 @@ def read_view(state: dict[str, Any], low_lead: str) -> View:
             if card >> 3 != led:
                 view.forbidden[who] |= SUIT_MASKS[led]
                 view.voids[who] |= SUIT_MASKS[led]
+            if who == partner and weakest and low_lead == "off":
+                not_held |= _weaker_twin(card, gone, weakest == 1)
         low = len(cards) == 4 and sum(CARD_THIRDS[c] for c in cards) < 3
+        for card in cards:
+            gone |= 1 << card
+    view.forbidden[partner] |= not_held & ~view.by_seat[partner]
     _signal_facts(view, state["said"])
     for s in range(4):
         view.required[s] &= ~view.played
@@ -145,6 +158,19 @@ def _signal_facts(view: View, said: list[dict[str, Any]]) -> None:
         if view.played >> named & 1 and not view.by_seat[partner] >> named & 1:
             continue
         view.required[partner] |= 1 << named
+
+
+def _weaker_twin(card: int, gone: int, tna: bool) -> int:
+    """The card one would have played instead of ``card`` had one held it: the next weaker
+    card of the suit not in ``gone``, if it is worth the same (and, with ``tna``, ``card`` is
+    not a T, 9 or A). A mask: 0 if none."""
+    if tna and (card & 7) < 3:
+        return 0
+    for weaker in range(card + 1, (card | 7) + 1):
+        if gone >> weaker & 1:
+            continue
+        return 1 << weaker if CARD_THIRDS[weaker] == CARD_THIRDS[card] else 0
+    return 0
 
 
 def _ranks_below(rank: int) -> int:

@@ -40,6 +40,9 @@ class Evidence:
     miss: float = 1.0
     partner_miss: float = 1.0
     quiet: float = 1.0
+    #: Judge the partner's cards by the shrewd policy with the public voids (the partner is the
+    #: same bot, whose searches follow its own rollout policy more often than ``greedy``'s).
+    partner_shrewd: bool = False
 
     @property
     def any(self) -> bool:
@@ -137,9 +140,13 @@ def _replay_plays(
             _count(tally[seat], state, action, judge)
         elif seat != me:
             if judge is not None:
-                guess = policy_action(state, voids, True) if shrewd_judge else judge(state)
+                opponent = (seat ^ me) & 1
+                if shrewd_judge or (ev.partner_shrewd and not opponent):
+                    guess = policy_action(state, voids, True)
+                else:
+                    guess = judge(state)
                 if (guess ^ action) & 31:
-                    weight *= ev.miss if (seat ^ me) & 1 else ev.partner_miss
+                    weight *= ev.miss if opponent else ev.partner_miss
             if quiet_runs and not action & POLITAINE and _could_announce(state, seat, action):
                 weight *= ev.quiet
         trick = state[3]
