@@ -33,7 +33,6 @@ from engine.duel import DuelTally, duplicate_pairs
 from engine.referee import Player
 from engine.rules import RuleSet, parse_option, rules_for
 
-
 #: Bots a measuring script adds by name (e.g. ``expert_ceiling.py``'s oracles); forked
 #: processes inherit them.
 EXTRA_BOTS: dict[str, type] = {}
