@@ -395,7 +395,6 @@ def test_card_play_is_read_only_from_opponents_the_judge_predicts():
     assert lift(10, 10, 2.5) == 1.0 and lift(10, 2.5, 2.5) == 0.0
 
 
-
 def test_the_partners_card_says_it_held_no_weaker_twin():
     """The expert plays the weakest of equivalent cards, so its partner reads the next weaker
     card of the same worth still out as not in its hand; T, 9 and A only where nothing keeps
@@ -438,3 +437,24 @@ def test_the_true_deal_keeps_every_twin_fact_in_expert_play(preset):
     rules = rules_for(preset)
     referee_match(rules, seats, seed=7, match_id="twins")
     assert len(checked) > 40 and not any(checked)
+
+
+def test_the_partners_discard_is_judged_by_its_own_policy_with_partner_judge():
+    """Seat 2, void in clubs, throws 7S from its longest suit (the shrewd policy's spare card)
+    where ``greedy``'s rules throw 7H: judged by ``greedy`` the true deal loses weight, judged
+    by the partner's own policy it keeps it."""
+    hands = [
+        "KC QC JC 8C TD 9D AD KD",
+        "7C TH 9H AH KH QH JH 8H",
+        "7H 7S 8S JS QS KS QD JD",
+        "TC 9C AC 8D 7D TS 9S AS",
+    ]
+    rules = rules_for("quatre-sept")
+    state = run(deal(rules, hands), "KC 7C 7S TC TS")
+    view = read_view(observe(state, 0), "off")
+
+    def weight(evidence: Evidence) -> float:
+        return replay_world(rules, view, state.hands, "play", policy_action, evidence=evidence)[1]
+
+    assert weight(Evidence(partner_miss=0.5)) == 0.5
+    assert weight(Evidence(partner_miss=0.5, partner_shrewd=True)) == 1.0
