@@ -58,10 +58,11 @@ class Scorer:
         rules = self.rules
         self.positions += 1
         tna = rules.melds or rules.politaine != "off"
+        public = read_view(state, rules.low_lead)
+        dealt = seeded_hands(seed, public.deal, public.redeals, public.dealer)
+        truth = [dealt[s] & ~public.by_seat[s] for s in range(4)]
         for name, (evidence, twins) in READINGS.items():
             view = read_view(state, rules.low_lead, (1 if tna else 2) if twins else 0)
-            dealt = seeded_hands(seed, view.deal, view.redeals, view.dealer)
-            truth = [dealt[s] & ~view.by_seat[s] for s in range(4)]
             worlds = Worlds(rules, view, "play", evidence)
             sampler = Sampler(view, rules, random.Random(seed * 100 + self.positions))
             held = [[0.0] * 32 for _ in range(4)]

@@ -22,6 +22,7 @@ from engine.actions import MELD, POLITAINE, SLIDE, TAP, parse_action
 from engine.cards import CARD_THIRDS, FULL_DECK, RANK_MASKS, SUIT_MASKS, TNA_MASKS, parse_card
 from engine.cards import mask_from_codes as hand_mask
 
+from .prune import distinct_cards
 from .signals import signalled_card
 
 _FLAGS = {"politaine": POLITAINE, "tap": TAP, "slide": SLIDE}
@@ -161,15 +162,14 @@ def _signal_facts(view: View, said: list[dict[str, Any]]) -> None:
 
 
 def _weaker_twin(card: int, gone: int, tna: bool) -> int:
-    """The card one would have played instead of ``card`` had one held it: the next weaker
-    card of the suit not in ``gone``, if it is worth the same (and, with ``tna``, ``card`` is
-    not a T, 9 or A). A mask: 0 if none."""
-    if tna and (card & 7) < 3:
-        return 0
+    """The card this bot would have played instead of ``card`` had it held it: the next weaker
+    card of the suit not in ``gone``, if ``distinct_cards`` merges the two (it keeps the
+    weaker). A mask: 0 if none."""
     for weaker in range(card + 1, (card | 7) + 1):
-        if gone >> weaker & 1:
-            continue
-        return 1 << weaker if CARD_THIRDS[weaker] == CARD_THIRDS[card] else 0
+        if not gone >> weaker & 1:
+            pair = (1 << card) | (1 << weaker)
+            merged = distinct_cards([card, weaker], pair, gone, False, tna) == [weaker]
+            return 1 << weaker if merged else 0
     return 0
 
 
