@@ -62,7 +62,7 @@ class Scorer:
         dealt = seeded_hands(seed, public.deal, public.redeals, public.dealer)
         truth = [dealt[s] & ~public.by_seat[s] for s in range(4)]
         for name, (evidence, twins) in READINGS.items():
-            view = read_view(state, rules.low_lead, (1 if tna else 2) if twins else 0)
+            view = read_view(state, rules.low_lead, twins, tna)
             worlds = Worlds(rules, view, "play", evidence)
             sampler = Sampler(view, rules, random.Random(seed * 100 + self.positions))
             held = [[0.0] * 32 for _ in range(4)]

@@ -398,15 +398,19 @@ def test_card_play_is_read_only_from_opponents_the_judge_predicts():
 def test_the_partners_card_says_it_held_no_weaker_twin():
     """The expert plays the weakest of equivalent cards, so its partner reads the next weaker
     card of the same worth still out as not in its hand; T, 9 and A only where nothing keeps
-    them apart (``weakest=2``)."""
+    them apart (``tna`` off), and nothing under the low lead."""
     c = parse_card
-    assert _weaker_twin(c("KC"), 0, False) == 1 << c("QC")
-    assert _weaker_twin(c("KC"), 1 << c("QC"), False) == 1 << c("JC")  # Q gone: K and J touch
-    assert _weaker_twin(c("KC"), mask_from_codes(["QC", "JC"]), False) == 0  # 8C worth less
-    assert _weaker_twin(c("TC"), 0, False) == 1 << c("9C")
-    assert _weaker_twin(c("TC"), 0, True) == 0  # T and 9 apart where melds or politaines count
-    assert _weaker_twin(c("9C"), 0, False) == 0  # the ace is worth more
-    assert _weaker_twin(c("7C"), 0, False) == 0
+    assert _weaker_twin(c("KC"), 0, False, False) == 1 << c("QC")
+    assert _weaker_twin(c("KC"), 1 << c("QC"), False, False) == 1 << c(
+        "JC"
+    )  # Q gone: K and J touch
+    assert _weaker_twin(c("KC"), mask_from_codes(["QC", "JC"]), False, False) == 0  # 8C worth less
+    assert _weaker_twin(c("TC"), 0, False, False) == 1 << c("9C")
+    assert (
+        _weaker_twin(c("TC"), 0, False, True) == 0
+    )  # T and 9 apart where melds or politaines count
+    assert _weaker_twin(c("9C"), 0, False, False) == 0  # the ace is worth more
+    assert _weaker_twin(c("7C"), 0, False, False) == 0
     hands = [
         "JS 7C 8D 9D AD KD QD 7D",
         "JC TH 9H AH KH QH JH 7H",
@@ -415,9 +419,11 @@ def test_the_partners_card_says_it_held_no_weaker_twin():
     ]
     state = run(deal("quatre-sept", hands), "7C JC KC 9C")  # seat 2's K: so no QC
     message = observe(state, 0)
-    assert read_view(message, "off", 1).forbidden[2] & mask_from_codes(["QC"])
-    assert not read_view(message, "off", 0).forbidden[2] & mask_from_codes(["QC"])
-    assert not read_view(message, "every-trick", 1).forbidden[2] & mask_from_codes(["QC"])
+    assert read_view(message, "off", twins=True, tna=True).forbidden[2] & mask_from_codes(["QC"])
+    assert not read_view(message, "off", tna=True).forbidden[2] & mask_from_codes(["QC"])
+    assert not read_view(message, "every-trick", twins=True, tna=True).forbidden[
+        2
+    ] & mask_from_codes(["QC"])
 
 
 @pytest.mark.parametrize("preset", ["quatre-sept", "pollack"])

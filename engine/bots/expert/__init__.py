@@ -170,8 +170,8 @@ class ExpertBot:
             return legal[-1] if decision == "poules" else legal[0]
         rules = self.rules
         assert rules is not None and self.outlook is not None
-        weakest = 0 if not self.twins else 1 if rules.melds or rules.politaine != "off" else 2
-        view = self.known(read_view(message["state"], rules.low_lead, weakest))
+        tna = rules.melds or rules.politaine != "off"  # T, 9 and A never equivalent
+        view = self.known(read_view(message["state"], rules.low_lead, self.twins, tna))
         sampler = Sampler(view, rules, self.rng)
         worlds = Worlds(rules, view, decision, self.evidence, self.shrewd_judge)
         first, first_weight = _build(worlds, sampler)
@@ -184,7 +184,7 @@ class ExpertBot:
             view.hand,
             gone,
             rules.low_lead != "off",
-            rules.melds or rules.politaine != "off",
+            tna,
         )
         candidates = [with_flags(first, c, tuple(codes)) for c in sorted(cards)]
         if not candidates:  # no card to play: only claims, melds or the like

@@ -59,12 +59,12 @@ class View:
         return FULL_DECK & ~self.hand & ~self.played
 
 
-def read_view(state: dict[str, Any], low_lead: str, weakest: int = 0) -> View:
+def read_view(state: dict[str, Any], low_lead: str, twins: bool = False, tna: bool = False) -> View:
     """Parse a turn message's ``state`` and derive the facts about hidden hands.
 
-    ``weakest`` (0: off, 1: K-Q-J-8-7 only, where melds or politaines count, 2: every rank):
-    the partner is this bot, which plays the weakest of equivalent cards (``prune.py``), so the
-    next weaker card of the same worth it could have played instead is not in its hand.
+    ``twins``: the partner is this bot, which plays the weakest of equivalent cards
+    (``prune.distinct_cards``; ``tna``: T, 9 and A never merge), so the next weaker card it
+    could have played instead is not in its hand.
     """
     seat = state["seat"]
     view = View(
@@ -115,8 +115,8 @@ def read_view(state: dict[str, Any], low_lead: str, weakest: int = 0) -> View:
             if card >> 3 != led:
                 view.forbidden[who] |= SUIT_MASKS[led]
                 view.voids[who] |= SUIT_MASKS[led]
-            if who == partner and weakest and low_lead == "off":
-                not_held |= _weaker_twin(card, gone, weakest == 1)
+            if who == partner and twins:
+                not_held |= _weaker_twin(card, gone, low_lead != "off", tna)
         low = len(cards) == 4 and sum(CARD_THIRDS[c] for c in cards) < 3
         for card in cards:
             gone |= 1 << card
@@ -161,14 +161,14 @@ def _signal_facts(view: View, said: list[dict[str, Any]]) -> None:
         view.required[partner] |= 1 << named
 
 
-def _weaker_twin(card: int, gone: int, tna: bool) -> int:
+def _weaker_twin(card: int, gone: int, low: bool, tna: bool) -> int:
     """The card this bot would have played instead of ``card`` had it held it: the next weaker
     card of the suit not in ``gone``, if ``distinct_cards`` merges the two (it keeps the
     weaker). A mask: 0 if none."""
     for weaker in range(card + 1, (card | 7) + 1):
         if not gone >> weaker & 1:
             pair = (1 << card) | (1 << weaker)
-            merged = distinct_cards([card, weaker], pair, gone, False, tna) == [weaker]
+            merged = distinct_cards([card, weaker], pair, gone, low, tna) == [weaker]
             return 1 << weaker if merged else 0
     return 0
 
