@@ -13,6 +13,7 @@ import pytest
 from engine.actions import CLAIM, SLIDE, TAP
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert import DEFAULT_WORLDS, MELD_WORLDS, ExpertBot
+from engine.bots.expert.carding import carded, twin_class
 from engine.bots.expert.ending import deal_end, ends_deal, last_trick_end, last_trick_forced
 from engine.bots.expert.fit import HIGH_LIFT, LOW_LIFT, OpponentFit, deal_agreement, lift, miss_for
 from engine.bots.expert.policy import policy_action
@@ -443,6 +444,54 @@ def test_the_true_deal_keeps_every_twin_fact_in_expert_play(preset):
     rules = rules_for(preset)
     referee_match(rules, seats, seed=7, match_id="twins")
     assert len(checked) > 40 and not any(checked)
+
+
+def test_the_carding_convention_plays_the_strongest_twin_only_with_the_master():
+    """K and Q of clubs are equivalent; with the T of clubs in hand (the master) the K goes,
+    with the T out the Q goes; T, 9 and A stay apart where ``tna``; a gone card joins twins."""
+    c = parse_card
+    codes = mask_from_codes
+    assert twin_class(c("QC"), codes(["TC", "KC", "QC"]), 0, True) == [c("KC"), c("QC")]
+    assert carded(c("QC"), codes(["TC", "KC", "QC"]), 0, 0, True) == c("KC")
+    assert carded(c("QC"), codes(["KC", "QC", "8H"]), 0, 0, True) == c("QC")
+    assert carded(c("QC"), codes(["KC", "QC"]), codes(["TC", "9C", "AC"]), 0, True) == c("KC")
+    assert twin_class(c("9C"), codes(["TC", "9C"]), 0, True) == [c("9C")]
+    assert twin_class(c("JC"), codes(["KC", "JC"]), codes(["QC"]), True) == [c("KC"), c("JC")]
+    assert twin_class(c("JC"), codes(["KC", "JC"]), 0, True) == [c("JC")]  # the QC is out
+
+
+@pytest.mark.parametrize("preset", ["quatre-sept", "pollack"])
+def test_the_true_deal_never_breaks_the_carding_convention_in_expert_play(preset):
+    """Four experts playing the carding convention: at every decision, the true deal explains
+    each of the partner's cards by the convention (no carding weight lost), and some plays
+    carried the message (a strongest twin played)."""
+    weights = []
+    rules = rules_for(preset)
+
+    class Checked(ExpertBot):
+        def known(self, view):
+            dealt = seeded_hands(7, view.deal, view.redeals, view.dealer)
+            hands = tuple(dealt[s] & ~view.by_seat[s] for s in range(4))
+            ev = Evidence(carding=0.5)
+            weights.append(replay_world(rules, view, hands, "play", None, evidence=ev)[1])
+            return view
+
+    seats = [BotSeat(Checked(worlds=2, move_ms=10_000, carding=True)) for _ in range(4)]
+    referee_match(rules, seats, seed=7, match_id="carding")
+    assert len(weights) > 40 and set(weights) == {1.0}
+    # The same weight check sees a broken convention: a deal where the partner held a twin it
+    # did not card by.
+    hands = [
+        "KC QC TC 8D TD 9D AD KD",
+        "7C TH 9H AH KH QH JH 8H",
+        "7H 7S 8S JS QS KS QD JD",
+        "JC 9C AC 8C 7D TS 9S AS",
+    ]
+    main = rules_for("quatre-sept")
+    state = run(deal(main, hands), "QC 7C")  # seat 0 held the TC: the KC was its card
+    view = read_view(observe(state, 2), main.low_lead)
+    weight = replay_world(main, view, state.hands, "play", None, evidence=Evidence(carding=0.5))
+    assert weight[1] == 0.5
 
 
 def test_the_partners_discard_is_judged_by_its_own_policy_with_partner_judge():

@@ -27,6 +27,7 @@ from engine.cards import parse_card
 from engine.rules import rules_from_dict
 from engine.state import State
 
+from .carding import carded
 from .fit import OpponentFit
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
@@ -54,6 +55,9 @@ DEFAULT_EPS = 0.0
 DEFAULT_FIT = "0"
 #: Bonus (in win chance, times 1/sqrt(worlds)) of the rollout policy's own choice.
 DEFAULT_PRIOR = 0.057
+#: Likelihood factor of a partner's card that breaks the carding convention (``carding.py``),
+#: where the convention is on.
+CARDING_MISS = 0.05
 
 
 class ExpertBot:
@@ -82,6 +86,7 @@ class ExpertBot:
         fit: bool | None = None,
         partner_judge: bool | None = None,
         twins: bool | None = None,
+        carding: bool | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -112,6 +117,11 @@ class ExpertBot:
         self.fit: OpponentFit | None = None
         #: Read the partner's cards as this bot's: the weakest of equivalent cards (``view.py``).
         self.twins = option(twins, "EXPERT_TWINS", "0", lambda v: str(v) != "0")
+        #: Play and read the carding convention (``carding.py``); it replaces ``twins``.
+        self.carding = option(carding, "EXPERT_CARDING", "0", lambda v: str(v) != "0")
+        if self.carding:
+            self.twins = False
+            self.evidence = replace(self.evidence, carding=CARDING_MISS)
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
         self.rng = random.Random(seed)
@@ -178,7 +188,8 @@ class ExpertBot:
         codes = [parse_action(a) for a in legal]
         if CLAIM in codes and claim_is_sure(first, self.seat):
             return "claim"
-        gone = view.played & ~_mask(message["state"]["trick"]["cards"])
+        table = _mask(message["state"]["trick"]["cards"])
+        gone = view.played & ~table
         cards = distinct_cards(
             [a for a in codes if a < 32],
             view.hand,
@@ -195,7 +206,8 @@ class ExpertBot:
         if fallback < 0:
             fallback, prior = candidates[0], 0.0
         if len(candidates) == 1:
-            return self._signalled(candidates[0], first, message, legal)
+            action = self._carded(candidates[0], view, table, tna)
+            return self._signalled(action, first, message, legal)
         budget = min(self.move_cap, max(0.0, self.bank_left - 5.0) / 40)
         pending = [(first, first_weight)]
 
@@ -212,7 +224,15 @@ class ExpertBot:
             deadline=started + budget, fallback=fallback, prior=prior, adaptive=self.adaptive,
         )  # fmt: skip
         self.last_worlds = used
-        return self._signalled(action, first, message, legal)
+        return self._signalled(self._carded(action, view, table, tna), first, message, legal)
+
+    def _carded(self, action: int, view: View, table: int, tna: bool) -> int:
+        """``action`` with its card swapped for the equivalent one the carding convention
+        plays (``carding.py``), where the convention is on."""
+        if not self.carding or action >= PLAY_LIMIT or self.rules.low_lead != "off":
+            return action
+        gone = view.played & ~table
+        return (action & ~31) | carded(action & 31, view.hand, gone, table, tna)
 
     def known(self, view: View) -> View:
         """The hard facts the search samples from: the public record's, nothing more. (A

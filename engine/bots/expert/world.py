@@ -18,6 +18,7 @@ from engine.cards import SUIT_MASKS, TNA_MASKS
 from engine.rules import RuleSet
 from engine.state import MELD_PHASE, POULES_PHASE, REDEAL_PHASE, State, deal_state
 
+from .carding import carded
 from .policy import policy_action
 from .view import View
 
@@ -43,10 +44,12 @@ class Evidence:
     #: Judge the partner's cards by the shrewd policy with the public voids (the partner is the
     #: same bot, whose searches follow its own rollout policy more often than ``greedy``'s).
     partner_shrewd: bool = False
+    #: A partner's card that breaks the carding convention in this deal (``carding.py``).
+    carding: float = 1.0
 
     @property
     def any(self) -> bool:
-        return min(self.miss, self.partner_miss, self.quiet) < 1.0
+        return min(self.miss, self.partner_miss, self.quiet, self.carding) < 1.0
 
 
 NO_EVIDENCE = Evidence()
@@ -130,6 +133,8 @@ def _replay_plays(
         state = state.apply(action)
     melds = list(view.melds)
     quiet_runs = rules.politaine == "first-card" and ev.quiet < 1.0
+    carding = ev.carding < 1.0 and rules.low_lead == "off"
+    tna = rules.melds or rules.politaine != "off"
     voids = [0, 0, 0, 0]
     for seat, action in view.plays:
         state, silent = _melds_before(state, melds, seat, me=me)
@@ -149,11 +154,28 @@ def _replay_plays(
                     weight *= ev.miss if opponent else ev.partner_miss
             if quiet_runs and not action & POLITAINE and _could_announce(state, seat, action):
                 weight *= ev.quiet
+            partner = not (seat ^ me) & 1
+            if carding and partner and action < PLAY_LIMIT:
+                weight *= ev.carding if _breaks_carding(state, seat, action, tna) else 1.0
         trick = state[3]
         if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
             voids[seat] |= SUIT_MASKS[trick[0] >> 3]
         state = state.apply(action)
     return state, weight, melds
+
+
+def _breaks_carding(state: State, seat: int, card: int, tna: bool) -> bool:
+    """Whether ``seat`` playing ``card`` now breaks the carding convention (``carding.py``)."""
+    table = 0
+    for played in state[3]:
+        table |= 1 << played
+    dealt = state.dealt
+    hands = state.hands
+    gone = (dealt[0] | dealt[1] | dealt[2] | dealt[3]) & ~(
+        hands[0] | hands[1] | hands[2] | hands[3] | table
+    )
+    card &= 31
+    return carded(card, state.hand(seat), gone, table, tna) != card
 
 
 def _count(tally: list[float], state: State, action: int, judge: Callable[[State], int]) -> None:
