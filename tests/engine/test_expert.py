@@ -492,6 +492,16 @@ def test_the_true_deal_never_breaks_the_carding_convention_in_expert_play(preset
     view = read_view(observe(state, 2), main.low_lead)
     weight = replay_world(main, view, state.hands, "play", None, evidence=Evidence(carding=0.5))
     assert weight[1] == 0.5
+    # Carded right (the KC), the card agrees with a judge that would play the weaker twin.
+    state = run(deal(main, hands), "KC 7C")
+    view = read_view(observe(state, 2), main.low_lead)
+
+    def weaker_twin(_state: State) -> int:
+        return parse_card("QC")
+
+    for carding, weight in ((0.5, 1.0), (1.0, 0.5)):
+        ev = Evidence(partner_miss=0.5, carding=carding)
+        assert replay_world(main, view, state.hands, "play", weaker_twin, evidence=ev)[1] == weight
 
 
 def test_the_partners_discard_is_judged_by_its_own_policy_with_partner_judge():

@@ -150,13 +150,16 @@ def _replay_plays(
                     guess = policy_action(state, voids, True)
                 else:
                     guess = judge(state)
+                if carding and not opponent and guess < PLAY_LIMIT:
+                    guess = _carded_card(state, seat, guess & 31, tna)  # its card of the class
                 if (guess ^ action) & 31:
                     weight *= ev.miss if opponent else ev.partner_miss
             if quiet_runs and not action & POLITAINE and _could_announce(state, seat, action):
                 weight *= ev.quiet
             partner = not (seat ^ me) & 1
             if carding and partner and action < PLAY_LIMIT:
-                weight *= ev.carding if _breaks_carding(state, seat, action, tna) else 1.0
+                card = action & 31
+                weight *= ev.carding if _carded_card(state, seat, card, tna) != card else 1.0
         trick = state[3]
         if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
             voids[seat] |= SUIT_MASKS[trick[0] >> 3]
@@ -164,8 +167,9 @@ def _replay_plays(
     return state, weight, melds
 
 
-def _breaks_carding(state: State, seat: int, card: int, tna: bool) -> bool:
-    """Whether ``seat`` playing ``card`` now breaks the carding convention (``carding.py``)."""
+def _carded_card(state: State, seat: int, card: int, tna: bool) -> int:
+    """The card of ``card``'s class (in ``seat``'s hand now) that the carding convention plays
+    (``carding.py``): ``card`` itself unless ``seat`` breaks the convention by playing it."""
     table = 0
     for played in state[3]:
         table |= 1 << played
@@ -174,8 +178,7 @@ def _breaks_carding(state: State, seat: int, card: int, tna: bool) -> bool:
     gone = (dealt[0] | dealt[1] | dealt[2] | dealt[3]) & ~(
         hands[0] | hands[1] | hands[2] | hands[3] | table
     )
-    card &= 31
-    return carded(card, state.hand(seat), gone, table, tna) != card
+    return carded(card, state.hand(seat), gone, table, tna)
 
 
 def _count(tally: list[float], state: State, action: int, judge: Callable[[State], int]) -> None:
