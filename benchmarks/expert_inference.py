@@ -25,7 +25,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.bots import BotSeat
-from engine.bots.expert import DEFAULT_MISS, DEFAULT_PARTNER_MISS, DEFAULT_QUIET, ExpertBot
+from engine.bots.expert import (
+    CARDING_MISS,
+    DEFAULT_MISS,
+    DEFAULT_PARTNER_MISS,
+    DEFAULT_QUIET,
+    ExpertBot,
+)
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.view import read_view
 from engine.bots.expert.world import Evidence, ReplayError, Worlds
@@ -42,16 +48,25 @@ READINGS: dict[str, tuple[Evidence, bool]] = {
     "twins": (_SHIPPED, True),
     "both": (Evidence(0.3, 0.3, DEFAULT_QUIET, partner_shrewd=True), True),
 }
+#: With ``--carding`` the players play the carding convention and this reading is added.
+CARDING: tuple[str, tuple[Evidence, bool]] = (
+    "carding",
+    (Evidence(DEFAULT_MISS, DEFAULT_PARTNER_MISS, DEFAULT_QUIET, carding=CARDING_MISS), False),
+)
 
 
 class Scorer:
     """Sums each reading's log loss over the positions it is shown."""
 
-    def __init__(self, rules: RuleSet, deals: int) -> None:
+    def __init__(self, rules: RuleSet, deals: int, carding: bool = False) -> None:
         self.rules = rules
         self.deals = deals
+        self.readings = dict(READINGS)
+        if carding:  # the twins readings assume the weakest twin: not this self-play's
+            self.readings = {"none": READINGS["none"], "shipped": READINGS["shipped"]}
+            self.readings.update([CARDING])
         #: per reading, per position: (partner's log loss, opponents')
-        self.loss: dict[str, list[tuple[float, float]]] = {name: [] for name in READINGS}
+        self.loss: dict[str, list[tuple[float, float]]] = {name: [] for name in self.readings}
         self.positions = 0
 
     def score(self, state: dict[str, Any], seed: int) -> None:
@@ -61,7 +76,7 @@ class Scorer:
         public = read_view(state, rules.low_lead)
         dealt = seeded_hands(seed, public.deal, public.redeals, public.dealer)
         truth = [dealt[s] & ~public.by_seat[s] for s in range(4)]
-        for name, (evidence, twins) in READINGS.items():
+        for name, (evidence, twins) in self.readings.items():
             view = read_view(state, rules.low_lead, twins, tna)
             worlds = Worlds(rules, view, "play", evidence)
             sampler = Sampler(view, rules, random.Random(seed * 100 + self.positions))
@@ -142,14 +157,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=100)
     parser.add_argument("--deals", type=int, default=48, help="sampled deals per reading")
     parser.add_argument("--worlds", type=int, default=16, help="the players' own budget")
+    parser.add_argument(
+        "--carding", action="store_true", help="the players play the carding convention"
+    )
     args = parser.parse_args(argv)
     rules = rules_for(args.rules)
-    scorer = Scorer(rules, args.deals)
+    scorer = Scorer(rules, args.deals, args.carding)
     clock = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)  # no cap binds: replays exactly
     for seed in range(args.seed, args.seed + args.matches):
         seats = []
         for _ in range(4):
-            bot = Measured(worlds=args.worlds, move_ms=10_000)
+            bot = Measured(worlds=args.worlds, move_ms=10_000, carding=args.carding)
             bot.scorer, bot.match_seed = scorer, seed
             seats.append(BotSeat(bot))
         referee_match(rules, seats, seed=seed, match_id=f"inference-{seed}", clock=clock)

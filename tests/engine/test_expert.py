@@ -476,9 +476,16 @@ def test_the_true_deal_never_breaks_the_carding_convention_in_expert_play(preset
             weights.append(replay_world(rules, view, hands, "play", None, evidence=ev)[1])
             return view
 
+        def _carded(self, action, view, table, tna):
+            carded_action = super()._carded(action, view, table, tna)
+            strongest.append(carded_action != action)
+            return carded_action
+
+    strongest: list[bool] = []
     seats = [BotSeat(Checked(worlds=2, move_ms=10_000, carding=True)) for _ in range(4)]
     referee_match(rules, seats, seed=7, match_id="carding")
     assert len(weights) > 40 and set(weights) == {1.0}
+    assert any(strongest)
     # The same weight check sees a broken convention: a deal where the partner held a twin it
     # did not card by.
     hands = [
