@@ -87,6 +87,7 @@ class ExpertBot:
         partner_judge: bool | None = None,
         twins: bool | None = None,
         carding: bool | None = None,
+        pool: int | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -117,6 +118,8 @@ class ExpertBot:
         self.fit: OpponentFit | None = None
         #: Read the partner's cards as this bot's: the weakest of equivalent cards (``view.py``).
         self.twins = option(twins, "EXPERT_TWINS", "0", lambda v: str(v) != "0")
+        #: Sampled deals weighed per deal searched (``_pooled``): 1 searches every deal drawn.
+        self.pool = max(1, option(pool, "EXPERT_POOL", "1", int))
         #: Play and read the carding convention (``carding.py``); it replaces ``twins``.
         self.carding = option(carding, "EXPERT_CARDING", "0", lambda v: str(v) != "0")
         if self.carding:
@@ -211,8 +214,12 @@ class ExpertBot:
         budget = min(self.move_cap, max(0.0, self.bank_left - 5.0) / 40)
         pending = [(first, first_weight)]
 
+        pool = self.pool if self.evidence.any else 1
+
         def draw():
-            return pending.pop() if pending else _build(worlds, sampler)
+            if pending:
+                return pending.pop()
+            return _pooled(worlds, sampler, pool, self.rng) if pool > 1 else _build(worlds, sampler)
 
         evaluator = Evaluator(
             self.outlook, self.seat & 1, view.deal, self.exact_cards,
@@ -267,6 +274,23 @@ def _representative(action: int, candidates: list[int]) -> int:
     card = action & 31
     same = [a for a in candidates if (a & 31) >> 3 == card >> 3 and (a & 31) > card]
     return min(same, key=lambda a: a & 31) if same else -1
+
+
+def _pooled(worlds: Worlds, sampler: Sampler, pool: int, rng: random.Random) -> tuple[State, float]:
+    """One of ``pool`` sampled deals, picked with chance proportional to its evidence weight,
+    weighing the mean of their weights (sampling-importance resampling): the search spends its
+    rollouts on deals that explain the record, and the weighted mean over picks stays the
+    estimate it was."""
+    batch = [_build(worlds, sampler) for _ in range(pool)]
+    total = sum(weight for _, weight in batch)
+    if total <= 0.0:
+        return batch[0][0], 0.0
+    point = rng.random() * total
+    for world, weight in batch:
+        point -= weight
+        if point < 0.0:
+            return world, total / pool
+    return batch[-1][0], total / pool
 
 
 def _build(worlds: Worlds, sampler: Sampler, tries: int = 20) -> tuple[State, float]:
