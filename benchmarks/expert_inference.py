@@ -8,6 +8,9 @@ evidence. For each card the seat cannot see, the weighted share of deals that pu
 hand is that reading's probability; the score is the mean log loss (in nats per card) of the true
 hands under it: 0 for a reading that always knows, ln 2 = 0.693 for a coin. Reported for the
 partner's hand and the opponents' separately, with ``none`` (hard facts only) as the reference.
+``--opponent greedy`` puts that bot in seats 1 and 3; ``--carding`` has the experts play the
+carding convention and reads it. The ``pool4`` readings pick each deal from four by its weight
+(``expert:pool``), so they weigh four times the deals for the same number kept.
 A finer instrument than duplicate pairs for the inference alone: the readings are compared on the
 same positions, so differences of a hundredth of a nat show in a few hundred positions.
 """
@@ -24,13 +27,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.bots import BotSeat
+from engine.bots import BotSeat, make_bot
 from engine.bots.expert import (
     CARDING_MISS,
     DEFAULT_MISS,
     DEFAULT_PARTNER_MISS,
     DEFAULT_QUIET,
     ExpertBot,
+    pooled,
 )
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.view import read_view
@@ -40,18 +44,23 @@ from engine.referee import AnnouncedClock, referee_match
 from engine.rules import RuleSet, rules_for
 
 _SHIPPED = Evidence(miss=DEFAULT_MISS, partner_miss=DEFAULT_PARTNER_MISS, quiet=DEFAULT_QUIET)
-#: name: (evidence, read the partner's cards as the weakest of equivalent ones)
-READINGS: dict[str, tuple[Evidence, bool]] = {
-    "none": (Evidence(), False),
-    "shipped": (_SHIPPED, False),
-    "partner_judge": (Evidence(0.3, 0.3, DEFAULT_QUIET, partner_shrewd=True), False),
-    "twins": (_SHIPPED, True),
-    "both": (Evidence(0.3, 0.3, DEFAULT_QUIET, partner_shrewd=True), True),
+_SHARP = Evidence(miss=0.1, partner_miss=DEFAULT_PARTNER_MISS, quiet=DEFAULT_QUIET)
+#: name: (evidence, read the partner's cards as the weakest of equivalent ones, sampled deals
+#: weighed per deal kept: ``expert:pool``)
+READINGS: dict[str, tuple[Evidence, bool, int]] = {
+    "none": (Evidence(), False, 1),
+    "shipped": (_SHIPPED, False, 1),
+    "partner_judge": (Evidence(0.3, 0.3, DEFAULT_QUIET, partner_shrewd=True), False, 1),
+    "twins": (_SHIPPED, True, 1),
+    "both": (Evidence(0.3, 0.3, DEFAULT_QUIET, partner_shrewd=True), True, 1),
+    "pool4": (_SHIPPED, False, 4),
+    "miss0.1": (_SHARP, False, 1),
+    "pool4_miss0.1": (_SHARP, False, 4),
 }
 #: With ``--carding`` the players play the carding convention and this reading is added.
-CARDING: tuple[str, tuple[Evidence, bool]] = (
+CARDING: tuple[str, tuple[Evidence, bool, int]] = (
     "carding",
-    (Evidence(DEFAULT_MISS, DEFAULT_PARTNER_MISS, DEFAULT_QUIET, carding=CARDING_MISS), False),
+    (Evidence(DEFAULT_MISS, DEFAULT_PARTNER_MISS, DEFAULT_QUIET, carding=CARDING_MISS), False, 1),
 )
 
 
@@ -76,16 +85,17 @@ class Scorer:
         public = read_view(state, rules.low_lead)
         dealt = seeded_hands(seed, public.deal, public.redeals, public.dealer)
         truth = [dealt[s] & ~public.by_seat[s] for s in range(4)]
-        for name, (evidence, twins) in self.readings.items():
+        for name, (evidence, twins, pool) in self.readings.items():
             view = read_view(state, rules.low_lead, twins, tna)
             worlds = Worlds(rules, view, "play", evidence)
-            sampler = Sampler(view, rules, random.Random(seed * 100 + self.positions))
+            rng = random.Random(seed * 100 + self.positions)
+            sampler = Sampler(view, rules, rng)
             held = [[0.0] * 32 for _ in range(4)]
             total = 0.0
             drawn = 0
             while drawn < self.deals:
                 try:
-                    world, weight = worlds.build(sampler.draw())
+                    world, weight = pooled(worlds, sampler, pool, rng)
                 except ReplayError:  # a sample the record does not replay on: draw again
                     continue
                 drawn += 1
@@ -160,16 +170,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--carding", action="store_true", help="the players play the carding convention"
     )
+    parser.add_argument(
+        "--opponent", default="", help="a built-in bot in seats 1 and 3 (default: experts)"
+    )
     args = parser.parse_args(argv)
     rules = rules_for(args.rules)
     scorer = Scorer(rules, args.deals, args.carding)
     clock = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)  # no cap binds: replays exactly
     for seed in range(args.seed, args.seed + args.matches):
         seats = []
-        for _ in range(4):
+        for seat in range(4):
             bot = Measured(worlds=args.worlds, move_ms=10_000, carding=args.carding)
             bot.scorer, bot.match_seed = scorer, seed
-            seats.append(BotSeat(bot))
+            seats.append(BotSeat(make_bot(args.opponent) if seat % 2 and args.opponent else bot))
         referee_match(rules, seats, seed=seed, match_id=f"inference-{seed}", clock=clock)
     print(
         f"{args.rules}: {scorer.positions} positions; log loss in nats a card (difference from "

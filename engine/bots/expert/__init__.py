@@ -118,7 +118,7 @@ class ExpertBot:
         self.fit: OpponentFit | None = None
         #: Read the partner's cards as this bot's: the weakest of equivalent cards (``view.py``).
         self.twins = option(twins, "EXPERT_TWINS", "0", lambda v: str(v) != "0")
-        #: Sampled deals weighed per deal searched (``_pooled``): 1 searches every deal drawn.
+        #: Sampled deals weighed per deal searched (``pooled``): 1 searches every deal drawn.
         self.pool = max(1, option(pool, "EXPERT_POOL", "1", int))
         #: Play and read the carding convention (``carding.py``); it replaces ``twins``.
         self.carding = option(carding, "EXPERT_CARDING", "0", lambda v: str(v) != "0")
@@ -219,7 +219,7 @@ class ExpertBot:
         def draw():
             if pending:
                 return pending.pop()
-            return _pooled(worlds, sampler, pool, self.rng) if pool > 1 else _build(worlds, sampler)
+            return pooled(worlds, sampler, pool, self.rng) if pool > 1 else _build(worlds, sampler)
 
         evaluator = Evaluator(
             self.outlook, self.seat & 1, view.deal, self.exact_cards,
@@ -276,7 +276,7 @@ def _representative(action: int, candidates: list[int]) -> int:
     return min(same, key=lambda a: a & 31) if same else -1
 
 
-def _pooled(worlds: Worlds, sampler: Sampler, pool: int, rng: random.Random) -> tuple[State, float]:
+def pooled(worlds: Worlds, sampler: Sampler, pool: int, rng: random.Random) -> tuple[State, float]:
     """One of ``pool`` sampled deals, picked with chance proportional to its evidence weight,
     weighing the mean of their weights (sampling-importance resampling): the search spends its
     rollouts on deals that explain the record, and the weighted mean over picks stays the
