@@ -12,7 +12,7 @@ import pytest
 
 from engine.actions import CLAIM, SLIDE, TAP
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
-from engine.bots.expert import DEFAULT_WORLDS, MELD_WORLDS, ExpertBot
+from engine.bots.expert import DEFAULT_WORLDS, MELD_WORLDS, ExpertBot, pooled
 from engine.bots.expert.carding import carded, twin_class
 from engine.bots.expert.ending import deal_end, ends_deal, last_trick_end, last_trick_forced
 from engine.bots.expert.fit import HIGH_LIFT, LOW_LIFT, OpponentFit, deal_agreement, lift, miss_for
@@ -509,6 +509,32 @@ def test_the_true_deal_never_breaks_the_carding_convention_in_expert_play(preset
     for carding, weight in ((0.5, 1.0), (1.0, 0.5)):
         ev = Evidence(partner_miss=0.5, carding=carding)
         assert replay_world(main, view, state.hands, "play", weaker_twin, evidence=ev)[1] == weight
+
+
+def test_a_pooled_draw_picks_by_weight_and_weighs_the_pools_mean():
+    """Of K sampled deals one is searched, with chance proportional to its evidence weight, and
+    it weighs the mean of the K weights (so the weighted mean over picks is the estimate the
+    K deals would have given)."""
+
+    class Counter:
+        def __init__(self, weights):
+            self.weights, self.next = weights, 0
+
+        def draw(self):
+            self.next += 1
+            return (self.next - 1) % len(self.weights)
+
+        def build(self, index):
+            return f"deal {index}", self.weights[index]
+
+    rng = random.Random(3)
+    one = Counter([0.0, 0.0, 1.0, 0.0])
+    assert [pooled(one, one, 4, rng) for _ in range(5)] == [("deal 2", 0.25)] * 5
+    none = Counter([0.0, 0.0])
+    assert pooled(none, none, 2, rng) == ("deal 0", 0.0)
+    skew = Counter([1.0, 3.0])
+    picks = [pooled(skew, skew, 2, rng)[0] for _ in range(4000)]
+    assert 0.72 < picks.count("deal 1") / 4000 < 0.78
 
 
 def test_the_partners_discard_is_judged_by_its_own_policy_with_partner_judge():
