@@ -476,8 +476,8 @@ def test_the_true_deal_never_breaks_the_carding_convention_in_expert_play(preset
             weights.append(replay_world(rules, view, hands, "play", None, evidence=ev)[1])
             return view
 
-        def _carded(self, action, view, table, tna):
-            carded_action = super()._carded(action, view, table, tna)
+        def _carded(self, action, hand, gone, table, tna):
+            carded_action = super()._carded(action, hand, gone, table, tna)
             strongest.append(carded_action != action)
             return carded_action
 

@@ -209,7 +209,7 @@ class ExpertBot:
         if fallback < 0:
             fallback, prior = candidates[0], 0.0
         if len(candidates) == 1:
-            action = self._carded(candidates[0], view, table, tna)
+            action = self._carded(candidates[0], view.hand, gone, table, tna)
             return self._signalled(action, first, message, legal)
         budget = min(self.move_cap, max(0.0, self.bank_left - 5.0) / 40)
         pending = [(first, first_weight)]
@@ -231,15 +231,15 @@ class ExpertBot:
             deadline=started + budget, fallback=fallback, prior=prior, adaptive=self.adaptive,
         )  # fmt: skip
         self.last_worlds = used
-        return self._signalled(self._carded(action, view, table, tna), first, message, legal)
+        action = self._carded(action, view.hand, gone, table, tna)
+        return self._signalled(action, first, message, legal)
 
-    def _carded(self, action: int, view: View, table: int, tna: bool) -> int:
+    def _carded(self, action: int, hand: int, gone: int, table: int, tna: bool) -> int:
         """``action`` with its card swapped for the equivalent one the carding convention
         plays (``carding.py``), where the convention is on."""
         if not self.carding or action >= PLAY_LIMIT or self.rules.low_lead != "off":
             return action
-        gone = view.played & ~table
-        return (action & ~31) | carded(action & 31, view.hand, gone, table, tna)
+        return (action & ~31) | carded(action & 31, hand, gone, table, tna)
 
     def known(self, view: View) -> View:
         """The hard facts the search samples from: the public record's, nothing more. (A
