@@ -36,6 +36,7 @@ from engine.bots.expert import (
     ExpertBot,
     pooled,
 )
+from engine.bots.expert.prune import tna_apart
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.view import read_view
 from engine.bots.expert.world import Evidence, ReplayError, Worlds
@@ -81,7 +82,7 @@ class Scorer:
     def score(self, state: dict[str, Any], seed: int) -> None:
         rules = self.rules
         self.positions += 1
-        tna = rules.melds or rules.politaine != "off"
+        tna = tna_apart(rules)
         public = read_view(state, rules.low_lead)
         dealt = seeded_hands(seed, public.deal, public.redeals, public.dealer)
         truth = [dealt[s] & ~public.by_seat[s] for s in range(4)]

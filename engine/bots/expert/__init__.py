@@ -31,7 +31,7 @@ from .carding import carded
 from .fit import OpponentFit
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
-from .prune import distinct_cards
+from .prune import distinct_cards, tna_apart
 from .sampler import Sampler
 from .search import EXACT_CARDS, Evaluator, pimc
 from .signals import choose_signal, named_suit
@@ -183,7 +183,7 @@ class ExpertBot:
             return legal[-1] if decision == "poules" else legal[0]
         rules = self.rules
         assert rules is not None and self.outlook is not None
-        tna = rules.melds or rules.politaine != "off"  # T, 9 and A never equivalent
+        tna = tna_apart(rules)  # T, 9 and A never equivalent
         view = self.known(read_view(message["state"], rules.low_lead, self.twins, tna))
         sampler = Sampler(view, rules, self.rng)
         worlds = Worlds(rules, view, decision, self.evidence, self.shrewd_judge)

@@ -10,6 +10,12 @@ there only K, Q, J, 8 and 7 merge, and with the low lead nothing.
 from __future__ import annotations
 
 from engine.cards import CARD_THIRDS
+from engine.rules import RuleSet
+
+
+def tna_apart(rules: RuleSet) -> bool:
+    """Whether T, 9 and A never merge under ``rules``: melds or politaines count."""
+    return rules.melds or rules.politaine != "off"
 
 
 def distinct_cards(cards: list[int], hand: int, gone: int, rules_low: bool, tna: bool) -> list[int]:

@@ -20,6 +20,7 @@ from engine.state import MELD_PHASE, POULES_PHASE, REDEAL_PHASE, State, deal_sta
 
 from .carding import carded
 from .policy import policy_action
+from .prune import tna_apart
 from .view import View
 
 
@@ -134,7 +135,7 @@ def _replay_plays(
     melds = list(view.melds)
     quiet_runs = rules.politaine == "first-card" and ev.quiet < 1.0
     carding = ev.carding < 1.0 and rules.low_lead == "off"
-    tna = rules.melds or rules.politaine != "off"
+    tna = tna_apart(rules)
     voids = [0, 0, 0, 0]
     for seat, action in view.plays:
         state, silent = _melds_before(state, melds, seat, me=me)
@@ -144,8 +145,8 @@ def _replay_plays(
         if tally is not None and judge is not None:
             _count(tally[seat], state, action, judge)
         elif seat != me:
+            opponent = (seat ^ me) & 1
             if judge is not None:
-                opponent = (seat ^ me) & 1
                 if shrewd_judge or (ev.partner_shrewd and not opponent):
                     guess = policy_action(state, voids, True)
                 else:
@@ -156,8 +157,7 @@ def _replay_plays(
                     weight *= ev.miss if opponent else ev.partner_miss
             if quiet_runs and not action & POLITAINE and _could_announce(state, seat, action):
                 weight *= ev.quiet
-            partner = not (seat ^ me) & 1
-            if carding and partner and action < PLAY_LIMIT:
+            if carding and not opponent and action < PLAY_LIMIT:
                 card = action & 31
                 weight *= ev.carding if _carded_card(state, seat, card, tna) != card else 1.0
         trick = state[3]
