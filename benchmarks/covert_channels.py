@@ -27,6 +27,9 @@ the capacity (1 - H(p)) x bits / seconds, printed for each symbol time tried. Ch
 - ``page-cache-stdlib-rewarmed``: the same, evicted before the runner's warm-up.
 - ``turn-gap``: through the platform itself: the sender delays its reply by one step for a 1,
   the receiver times the gap between its own turns (the referee asks the seats in turn).
+- ``turn-gap-fixed``: the same under fixed-time turns (``ARENA_FIXED_TURNS``): each reply is held
+  by the referee's own ``AnnouncedClock.hold_reply`` until a move clock of twice the step plus
+  5 ms after the turn was written.
 
 Figures only; nothing asserts. Run with ``nice -n 5``; the host's own load is noise the channels
 must beat, as it would be on a worker.
@@ -49,6 +52,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from engine import AnnouncedClock
 from sandbox import BotSession, Clock, InstalledBot, install_package, open_session
 from sandbox.runners.bwrap import BwrapRunner
 from sandbox.runners.runtimes import host_runtime
@@ -218,6 +222,7 @@ SYMBOL_TIMES = {
     "sysinfo-mem": (0.1, 0.25),
     "sysinfo-procs": (0.01, 0.03, 0.1),
     "turn-gap": (0.0005, 0.002, 0.01),
+    "turn-gap-fixed": (0.0005, 0.002, 0.01),
 }
 
 
@@ -297,8 +302,10 @@ def locks(runner: BwrapRunner, bot: InstalledBot,
 
 
 def turn_gap(runner: BwrapRunner, bot: InstalledBot, step: float,
-             bits: list[int]) -> tuple[float, float]:
-    """(error rate, seconds): the referee alternates sender and receiver turns."""
+             bits: list[int], fixed: bool = False) -> tuple[float, float]:
+    """(error rate, seconds): the referee alternates sender and receiver turns; with ``fixed``,
+    each reply is held as the referee holds it under fixed-time turns."""
+    held = AnnouncedClock(move_ms=round(step * 2000) + 5, fixed_turns=fixed)
     hello_message = {"type": "hello", "protocol": 1, "channel": "turn-gap", "bits": bits,
                      "start": 0, "period": 0}
     with open_session(runner, bot, CLOCK) as sender, open_session(runner, bot, CLOCK) as receiver:
@@ -309,7 +316,9 @@ def turn_gap(runner: BwrapRunner, bot: InstalledBot, step: float,
         def ask(session: BotSession, state: dict[str, object]) -> None:
             nonlocal turn_id
             turn_id += 1
+            asked_at = time.perf_counter()
             session.turn({"type": "turn", "id": turn_id, "state": state, "legal": ["a"]})
+            held.hold_reply(asked_at)
 
         begin = time.monotonic()
         ask(receiver, {"receiver": True})
@@ -341,8 +350,8 @@ def trials_of(channel: str, runner: BwrapRunner, bot: InstalledBot, args: argpar
     trials = []
     for step in SYMBOL_TIMES[channel]:
         bits = balanced_bits(args.bits, rng)
-        result = (turn_gap(runner, bot, step, bits) if channel == "turn-gap"
-                  else slotted(runner, bot, channel, step, bits))
+        result = (turn_gap(runner, bot, step, bits, fixed=channel == "turn-gap-fixed")
+                  if channel.startswith("turn-gap") else slotted(runner, bot, channel, step, bits))
         if result is None:
             return "closed: sysinfo(2) is denied"
         trials.append((f"{step * 1e3:g}ms", len(bits), *result))
@@ -353,7 +362,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bits", type=int, default=48, help="bits per timed trial")
     parser.add_argument("--channels", default="locks,cpu,sysinfo-mem,sysinfo-procs,page-cache,"
-                        "page-cache-stdlib,page-cache-stdlib-rewarmed,turn-gap")
+                        "page-cache-stdlib,page-cache-stdlib-rewarmed,turn-gap,turn-gap-fixed")
     parser.add_argument("--confinement", choices=("both", "full", "light"), default="both",
                         help="full: syscall filter and seat cgroups on; light: both off")
     parser.add_argument("--seed", type=int, default=7)

@@ -251,8 +251,21 @@ ARENA_BOT_CACHE = Path(os.environ.get("ARENA_BOT_CACHE", VAR_DIR / "bots")).reso
 #: Under ARENA_SANDBOX=docker: pre-started seat containers per worker process (each serves one seat
 #: of one match and is removed); 0 starts every seat's container on the match's path.
 ARENA_DOCKER_POOL = int(os.environ.get("ARENA_DOCKER_POOL", "4"))
-#: Hard limit on one match task, in seconds (a match's clocks allow 4 x (10 s + 60 s) of thinking).
-ARENA_MATCH_TIME_LIMIT = int(os.environ.get("ARENA_MATCH_TIME_LIMIT", "600"))
+#: The move clock of every match (protocol ``clock.move_ms``), in milliseconds.
+ARENA_MOVE_MS = int(os.environ.get("ARENA_MOVE_MS", "1000"))
+#: Fixed-time turns for every rated match: each decision is released ``ARENA_MOVE_MS`` after it was
+#: asked, which closes the think-time channel between partners (docs/security.md). Validation
+#: matches are never fixed-time.
+ARENA_FIXED_TURNS = _env_bool("ARENA_FIXED_TURNS", False)
+#: Hard limit on one match task, in seconds (a match's clocks allow 4 x (10 s + 60 s) of thinking;
+#: under fixed-time turns each decision also takes the move clock: 5,000 decisions, about the
+#: safety limit's 100 deals, are added).
+ARENA_MATCH_TIME_LIMIT = int(
+    os.environ.get(
+        "ARENA_MATCH_TIME_LIMIT",
+        str(600 + (5_000 * ARENA_MOVE_MS // 1000 if ARENA_FIXED_TURNS else 0)),
+    )
+)
 #: A match running longer than this is failed by the sweep (its worker is presumed lost); above
 #: the broker's visibility timeout, so Redis gets to redeliver first.
 ARENA_STUCK_AFTER = int(os.environ.get("ARENA_STUCK_AFTER", str(3 * ARENA_MATCH_TIME_LIMIT)))

@@ -4,7 +4,9 @@ Seats are anything with ``hello``, ``turn``, ``notify`` and ``close`` (the ``Sea
 a seat fails by raising ``SeatFault``, and the first fault ends the match as a forfeit of the seat
 it names (``SeatFault.seat``: another seat that starved the one asked), else of the seat asked.
 The referee also refuses replies that are not among the legal actions. It measures each
-decision; clocks are enforced by whatever runs the seat (the platform's sandbox).
+decision; clocks are enforced by whatever runs the seat (the platform's sandbox). Under
+``fixed_turns`` it releases every decision ``move_ms`` after the turn went out, however early the
+reply came, so that no seat learns from the clock how long another seat thought.
 Imports nothing of Django or the sandbox.
 """
 
@@ -55,14 +57,45 @@ class AnnouncedClock:
 
     Whoever runs a seat enforces its own copy (the platform builds ``sandbox.Clock`` from this
     one in ``arena/runtime/specs.py``; engine and sandbox may not import each other).
+    ``fixed_turns``: the referee holds every reply until ``move_ms`` after its turn went out
+    (``hold_reply``), which closes the think-time channel between partners.
     """
 
     hello_ms: int = 10_000
     move_ms: int = 1_000
     bank_ms: int = 60_000
+    fixed_turns: bool = False
 
-    def to_dict(self) -> dict[str, int]:
-        return {"hello_ms": self.hello_ms, "move_ms": self.move_ms, "bank_ms": self.bank_ms}
+    def to_dict(self) -> dict[str, int | bool]:
+        return {
+            "hello_ms": self.hello_ms,
+            "move_ms": self.move_ms,
+            "bank_ms": self.bank_ms,
+            "fixed_turns": self.fixed_turns,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> AnnouncedClock:
+        """The clock of a ``hello`` or replay ``clock`` object; the defaults where it has none
+        (replays written before the field existed)."""
+        if not data:
+            return cls()
+        return cls(
+            hello_ms=int(data["hello_ms"]),
+            move_ms=int(data["move_ms"]),
+            bank_ms=int(data["bank_ms"]),
+            fixed_turns=bool(data.get("fixed_turns", False)),
+        )
+
+    def hold_reply(self, asked_at: float) -> None:
+        """Under ``fixed_turns``, return no sooner than ``move_ms`` after ``asked_at`` (a
+        ``time.perf_counter()`` reading taken before the turn went out); otherwise at once.
+        Every decision is held, forced ones too: that a seat had one legal action is private."""
+        if not self.fixed_turns:
+            return
+        release = asked_at + self.move_ms / 1000
+        while (left := release - time.perf_counter()) > 0:
+            time.sleep(left)
 
 
 @dataclass
@@ -141,6 +174,7 @@ def referee_match(
                 state = state.forfeit(fault.at(seat), fault.kind, fault.detail)
                 break
             moves_ms[seat].append(_ms_since(started))
+            clock.hold_reply(started)
             if reply not in legal:
                 shown = reply if isinstance(reply, str) else repr(reply)
                 state = state.forfeit(seat, "illegal", f"action {shown[:200]!r} is not in legal")
@@ -154,7 +188,11 @@ def referee_match(
         for s in seats:
             _close_quietly(s)
     replay = build_replay(
-        state, match_id=match_id, players=_player_dicts(players), moves_ms=moves_ms
+        state,
+        match_id=match_id,
+        players=_player_dicts(players),
+        moves_ms=moves_ms,
+        clock=clock.to_dict(),
     )
     return MatchOutcome(state=state, replay=replay, logs=logs)
 

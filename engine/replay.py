@@ -67,8 +67,9 @@ def build_replay(
     match_id: str,
     players: Sequence[dict[str, Any]],
     moves_ms: Sequence[Sequence[int]],
+    clock: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Replay format 1 of a finished match."""
+    """Replay format 1 of a finished match; ``clock`` is the one announced in ``hello``."""
     if state.result is None:
         raise ValueError("the match is not over")
     return {
@@ -80,4 +81,5 @@ def build_replay(
         "deals": [deal_dict(d) for d in state.history],
         "result": result_dict(state.result),
         "moves_ms": [list(m) for m in moves_ms],
+        **({"clock": dict(clock)} if clock is not None else {}),
     }

@@ -144,6 +144,15 @@ class ReplayResult(serializers.Serializer):
     fault = ReplayFault(allow_null=True)
 
 
+class ReplayClock(serializers.Serializer):
+    hello_ms = serializers.IntegerField()
+    move_ms = serializers.IntegerField()
+    bank_ms = serializers.IntegerField()
+    fixed_turns = serializers.BooleanField(
+        help_text="every decision was released move_ms after it was asked"
+    )
+
+
 class Replay(serializers.Serializer):
     """Replay format 1 (``quatresept-replay/1``; docs/protocol.md)."""
 
@@ -157,4 +166,7 @@ class Replay(serializers.Serializer):
     moves_ms = serializers.ListField(
         child=serializers.ListField(child=serializers.IntegerField()),
         help_text="each seat's thinking time per move, in ms",
+    )
+    clock = ReplayClock(
+        required=False, help_text="the clock announced in hello (absent from older replays)"
     )

@@ -13,6 +13,7 @@ Must not import Django.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -154,12 +155,13 @@ def debug_match(
     on_decision: Callable[[Decision], None] = lambda decision: None,
 ) -> DebugReport:
     """Replay ``replay`` with seat ``seat``'s messages also sent to ``bot`` (started in the
-    sandbox ``backend``, with the platform's clocks); stop after deal and trick ``stop``."""
+    sandbox ``backend``, with the match's clocks, no turn held); stop after deal and trick ``stop``."""
     if not 0 <= seat < 4:
         raise ValueError("a seat is 0, 1, 2 or 3")
     rules = rules_from_dict(replay["rules"])
     players = [Player(p["bot"], p.get("version")) for p in replay["players"]]
-    clock = AnnouncedClock()
+    # The match's own clocks, but no turn held: the replayed seats answer at once anyway.
+    clock = dataclasses.replace(AnnouncedClock.from_dict(replay.get("clock")), fixed_turns=False)
     seats: list[Any] = list(replay_seats(replay))  # a copy: the replay seats keep theirs
     report = DebugReport(seat=seat)
     seats[seat] = _DebugSeat(seats[seat], start_seat(bot, clock, backend), report, stop,

@@ -9,13 +9,13 @@ import logging
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from arena.models import BotVersion, MatchSeat, PackageBlob
+from arena.models import BotVersion, Match, MatchKind, MatchSeat, PackageBlob
 from arena.runtime.cache import cached_install
 from arena.runtime.play import play_seats
 from arena.runtime.specs import BotSpec
 from arena.services.matches import match_after_record, match_record_result, match_start
 from arena.services.platform_failures import match_platform_failure
-from engine import Player, rules_from_dict
+from engine import AnnouncedClock, Player, rules_from_dict
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,7 @@ def match_play(*, match_id: int) -> bool:
             seed=match.seed,
             match_id=match.protocol_id,
             players=players,
+            clock=match_clock(match=match),
             backend=settings.ARENA_SANDBOX,
         )
     except (OperationalError, InterfaceError):
@@ -52,6 +53,15 @@ def match_play(*, match_id: int) -> bool:
         match_platform_failure(match_id=match_id, error=error)
         return False
     return match_record_result(match=match, played=played)
+
+
+def match_clock(*, match: Match) -> AnnouncedClock:
+    """The clock ``match`` is played with: the platform's move clock, and fixed-time turns
+    (``ARENA_FIXED_TURNS``) for rated matches only: a validation match rates no one."""
+    return AnnouncedClock(
+        move_ms=settings.ARENA_MOVE_MS,
+        fixed_turns=settings.ARENA_FIXED_TURNS and match.kind != MatchKind.VALIDATION,
+    )
 
 
 def match_bots(*, seats: list[MatchSeat]) -> tuple[list[BotSpec], list[Player]]:

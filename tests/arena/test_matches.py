@@ -3,6 +3,7 @@ repeating schedules, and the guard that keeps uploads out of the trusted runner.
 
 from __future__ import annotations
 
+import json
 import zlib
 from datetime import timedelta
 from unittest import mock
@@ -243,3 +244,28 @@ def test_the_broker_counts_the_match_tasks_waiting(settings):
         assert matches_waiting_in_broker() == 2
         connection.default_channel.queue_purge(queue)
     assert matches_waiting_in_broker() == 0
+
+
+def stored_replay(match: Match) -> dict:
+    return json.loads(zlib.decompress(bytes(Replay.objects.get(match=match).data)))
+
+
+def test_rated_matches_play_fixed_time_turns_where_the_operator_asks(alice, bob, upload, settings):
+    settings.ARENA_FIXED_TURNS = True
+    a = upload(alice, "rnd", RANDOM_BOT).json()["latest_version"]["id"]
+    b = upload(bob, "first", FIRST_BOT).json()["latest_version"]["id"]
+    settings.ARENA_MOVE_MS = 40
+    tournament = tournament_create(
+        created_by=alice, name="t", rules={"preset": "pollack"}, version_ids=[a, b], pairs=1
+    )
+    match = tournament.matches.first()
+    assert match_play(match_id=match.pk) is True
+    match.refresh_from_db()
+    replay = stored_replay(match)
+    assert replay["clock"] == {
+        "hello_ms": 10_000, "move_ms": 40, "bank_ms": 60_000, "fixed_turns": True
+    }
+    decisions = sum(len(times) for times in replay["moves_ms"])
+    assert match.play_ms >= decisions * 40, "every decision was held to the move clock"
+    validation = BotVersion.objects.get(pk=a).validation_match
+    assert stored_replay(validation)["clock"]["fixed_turns"] is False, "validation rates no one"

@@ -15,7 +15,9 @@ from engine.rules import rules_for
 from engine.state import new_match
 from tests.engine.reference import check_rules
 
-REPLAY_KEYS = {"format", "match", "seed", "rules", "players", "deals", "result", "moves_ms"}
+REPLAY_KEYS = {
+    "format", "match", "seed", "rules", "players", "deals", "result", "moves_ms", "clock",
+}
 DEAL_KEYS = {
     "number", "dealer", "redeals", "hands", "said", "tricks", "thirds", "points", "bonus",
     "melds", "score", "end",
@@ -92,7 +94,7 @@ def test_hello_reaches_every_seat():
             "team": seat % 2,
             "match": "m-3",
             "rules": rules_for("quatre-sept").to_dict(),
-            "clock": {"hello_ms": 10000, "move_ms": 1000, "bank_ms": 60000},
+            "clock": {"hello_ms": 10000, "move_ms": 1000, "bank_ms": 60000, "fixed_turns": False},
             "players": ["alice/greedy v3", "bob/mcts v1", "carol", "dan"],
         }
         assert recorder.closed
@@ -101,7 +103,9 @@ def test_hello_reaches_every_seat():
 def test_custom_clock_is_announced():
     seats = [Recorder() for _ in range(4)]
     referee_match(rules_for("pollack"), seats, seed=2, clock=AnnouncedClock(500, 200, 9000))
-    assert seats[0].messages[0]["clock"] == {"hello_ms": 500, "move_ms": 200, "bank_ms": 9000}
+    assert seats[0].messages[0]["clock"] == {
+        "hello_ms": 500, "move_ms": 200, "bank_ms": 9000, "fixed_turns": False
+    }
 
 
 def test_turn_messages():
