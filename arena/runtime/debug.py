@@ -155,7 +155,8 @@ def debug_match(
     on_decision: Callable[[Decision], None] = lambda decision: None,
 ) -> DebugReport:
     """Replay ``replay`` with seat ``seat``'s messages also sent to ``bot`` (started in the
-    sandbox ``backend``, with the match's clocks, no turn held); stop after deal and trick ``stop``."""
+    sandbox ``backend``, with the match's clocks, no turn held); stop after deal and trick
+    ``stop``."""
     if not 0 <= seat < 4:
         raise ValueError("a seat is 0, 1, 2 or 3")
     rules = rules_from_dict(replay["rules"])

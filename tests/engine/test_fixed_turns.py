@@ -9,6 +9,7 @@ between its own turns, which is all a bot can time. Without fixed turns the gaps
 from __future__ import annotations
 
 import functools
+import itertools
 import statistics
 import time
 from typing import Any
@@ -103,7 +104,7 @@ def test_with_fixed_turns_the_partner_cannot_read_the_senders_delay():
 def test_every_decision_is_held_to_the_move_clock_forced_ones_too():
     log = play_timed(fixed=True)
     arrivals = [at for at, *_ in log]
-    gaps = [later - earlier for earlier, later in zip(arrivals, arrivals[1:])]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
     assert min(gaps) >= MOVE_MS / 1000, "a reply was released before the move clock"
     forced = [i for i, (*_, legal) in enumerate(log[:-1]) if legal == 1]
     assert forced, "the match had turns with one legal action"
@@ -116,5 +117,8 @@ def test_the_replay_records_the_clock():
         rules_for("pollack", target=5), [Timed(s, []) for s in (1, 1, 3, 3)], seed=2, clock=clock
     )
     assert outcome.replay["clock"] == {
-        "hello_ms": 10_000, "move_ms": MOVE_MS, "bank_ms": 60_000, "fixed_turns": True
+        "hello_ms": 10_000,
+        "move_ms": MOVE_MS,
+        "bank_ms": 60_000,
+        "fixed_turns": True,
     }
