@@ -138,6 +138,20 @@ def test_viewer_page_embeds_the_replay_and_the_deck(world):
     page = Client().get(f"/matches/{match.pk}/").content.decode()
     assert 'id="replay-data"' in page and f"/api/matches/{match.pk}/replay/" in page
     assert 'id="fr-TH"' in page and "viewer.js" in page
+    assert "Clock: 1000 ms a decision" in page and "replies released as they came" in page
+
+
+def test_the_match_page_says_its_turns_were_fixed_time(eager, alice, run_tasks, settings):
+    settings.ARENA_FIXED_TURNS, settings.ARENA_MOVE_MS = True, 40
+    builtins = builtin_bots_ensure()
+    with run_tasks():
+        tournament = tournament_create(
+            created_by=alice, name="Fixed", rules={"preset": "pollack"},
+            version_ids=[builtins["random"].pk, builtins["greedy"].pk], pairs=1, seed=3,
+        )
+    match = Match.objects.filter(tournament=tournament).first()
+    page = Client().get(f"/matches/{match.pk}/").content.decode()
+    assert "Clock: 40 ms a decision" in page and "fixed-time turns" in page
 
 
 def test_signup_logs_in_and_the_token_renews(db):
