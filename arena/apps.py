@@ -21,4 +21,4 @@ class ArenaConfig(AppConfig):
 
     def ready(self) -> None:
         post_migrate.connect(_ensure_builtins, sender=self, dispatch_uid="arena-builtins")
-        from arena import tasks  # noqa: F401 (registers the tasks)
+        from arena import checks, tasks  # noqa: F401 (registers the checks and the tasks)

@@ -75,6 +75,30 @@ def test_urls_switch_to_postgres_and_redis(tmp_path):
     assert "global_keyprefix" not in found["options"] and not found["cache_prefix"]
 
 
+def test_fixed_time_turns_lengthen_the_match_time_limit_and_the_redelivery(tmp_path):
+    found = probe(tmp_path, REDIS_URL="redis://cache.example:6379/0", ARENA_FIXED_TURNS="1",
+                  ARENA_MOVE_MS="200")
+    assert found["time_limit"] == 600 + 5_000 * 200 // 1000  # 5,000 decisions at the clock
+    assert found["options"]["visibility_timeout"] == found["time_limit"] + 300
+    assert probe(tmp_path, ARENA_MOVE_MS="200")["time_limit"] == 600  # not without fixed turns
+
+
+def check_output(tmp_path, **env: str) -> str:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("ARENA_", "DATABASE_URL"))}
+    clean.update({"ARENA_VAR_DIR": str(tmp_path), **env})
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=clean,
+                          capture_output=True, text=True, timeout=120)
+    return done.stdout + done.stderr
+
+
+def test_the_checks_catch_a_clock_the_platform_cannot_keep(tmp_path):
+    assert "arena.E001" in check_output(tmp_path, ARENA_MOVE_MS="0")
+    pinned = {"REDIS_URL": "redis://cache.example:6379/0", "ARENA_FIXED_TURNS": "1",
+              "ARENA_VISIBILITY_TIMEOUT": "900"}
+    assert "arena.W002" in check_output(tmp_path, **pinned)  # 900 s < 600 + 5,000 x 1 s
+    assert "arena.W002" not in check_output(tmp_path, **pinned, ARENA_MOVE_MS="50")
+
+
 def test_a_redis_prefix_goes_before_every_cache_and_broker_key(tmp_path):
     found = probe(tmp_path, REDIS_URL="redis://cache.example:6379/0", ARENA_REDIS_PREFIX="site-a:")
     assert found["options"]["global_keyprefix"] == "site-a:"

@@ -183,10 +183,13 @@ def test_production_settings_pass_the_deploy_check(tmp_path):
         "CSRF_TRUSTED_ORIGINS": "https://arena.example.org",
         "ARENA_VAR_DIR": str(tmp_path),
     })
-    check = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )
+    deploy = [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"]
+    open_channel = subprocess.run(deploy, cwd=ROOT, env=env, capture_output=True, text=True,
+                                  timeout=120)
+    said = open_channel.stdout + open_channel.stderr
+    assert open_channel.returncode != 0 and "arena.W001" in said
+    env.update({"ARENA_FIXED_TURNS": "1", "ARENA_MOVE_MS": "200"})
+    check = subprocess.run(deploy, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "no issues" in check.stdout
     probe = subprocess.run(
