@@ -49,5 +49,4 @@ def match_page(request: HttpRequest, pk: int) -> HttpResponse:
         "sprite": mark_safe(card_sprite(deck)) if replay else "",
         "reason": REASONS.get(match.reason, match.reason),
         "options": rules,
-        "clock": (replay or {}).get("clock"),
     })
