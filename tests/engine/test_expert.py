@@ -12,13 +12,14 @@ import pytest
 
 from engine.actions import CLAIM, SLIDE, TAP
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
-from engine.bots.expert import DEFAULT_WORLDS, MELD_WORLDS, ExpertBot, pooled
+from engine.bots.expert import DEFAULT_WORLDS, MELD_EXACT, MELD_WORLDS, ExpertBot, pooled
 from engine.bots.expert.carding import carded, twin_class
 from engine.bots.expert.ending import deal_end, ends_deal, last_trick_end, last_trick_forced
 from engine.bots.expert.fit import HIGH_LIFT, LOW_LIFT, OpponentFit, deal_agreement, lift, miss_for
 from engine.bots.expert.policy import policy_action
 from engine.bots.expert.prune import distinct_cards
 from engine.bots.expert.sampler import Sampler
+from engine.bots.expert.search import EXACT_CARDS
 from engine.bots.expert.signals import master, named_suit
 from engine.bots.expert.view import _weaker_twin, read_view
 from engine.bots.expert.world import Evidence, ReplayError, replay_world
@@ -75,6 +76,22 @@ def test_full_budget_by_rule_set(monkeypatch):
     assert make_bot("expert-4").max_worlds == DEFAULT_WORLDS
 
 
+def test_exact_solver_size_by_rule_set(monkeypatch):
+    monkeypatch.delenv("EXPERT_EXACT", raising=False)
+    monkeypatch.delenv("EXPERT_WORLDS", raising=False)
+
+    def greet(bot: ExpertBot, preset: str) -> ExpertBot:
+        bot.hello({"seat": 1, "rules": rules_for(preset).to_dict(), "match": "m"})
+        return bot
+
+    assert greet(ExpertBot(), "quatre-sept").exact_cards == EXACT_CARDS == 12
+    assert greet(ExpertBot(), "pollack").exact_cards == MELD_EXACT == 4  # the last trick only
+    assert greet(ExpertBot(exact=8), "pollack").exact_cards == 8  # a size asked for is kept
+    # One bot greeted for a meld match, then a plain one, takes each rule set's own settings.
+    bot = greet(greet(ExpertBot(), "pollack"), "politaine")
+    assert (bot.exact_cards, bot.max_worlds) == (EXACT_CARDS, DEFAULT_WORLDS)
+
+
 def test_deterministic_given_the_seed():
     rules = rules_for("quatre-sept", target=15)
 
@@ -124,7 +141,7 @@ PINNED_PLAY = {
     "quatre-sept": "b76c88826f8a87f4",
     "politaine": "29f27f1d11e53f58",
     "la-poule": "232bfa883e4395d6",
-    "pollack": "2e0665bfbdb31b7e",
+    "pollack": "4cba75951642b47a",  # round 11: the solver takes the last trick only
 }
 
 

@@ -42,6 +42,10 @@ DEFAULT_WORLDS = 88
 #: The full budget where melds count (``pollack``): there 88 deals played weaker than 64 did
 #: (``docs/expert.md``, round 4), so it stays at 64 unless a budget is asked for.
 MELD_WORLDS = 64
+#: Where melds count the exact solver takes only the last trick (its four cards): there the
+#: rollouts, which see one hand, finish the last three tricks better than a solver that lets every
+#: seat see every card (``docs/expert.md``, round 11).
+MELD_EXACT = 4
 DEFAULT_MS = 150.0
 #: Likelihood factor of a play the rollout policy would not have made (soft inference).
 DEFAULT_MISS = 0.3
@@ -94,7 +98,9 @@ class ExpertBot:
 
         self.max_worlds = option(worlds, "EXPERT_WORLDS", DEFAULT_WORLDS, int)
         asked = worlds is not None or "EXPERT_WORLDS" in os.environ
+        #: The budget and solver size where melds count, and where they do not (``hello``).
         self.meld_worlds = self.max_worlds if asked else MELD_WORLDS
+        self.plain_worlds = self.max_worlds
         self.move_ms = option(move_ms, "EXPERT_MS", DEFAULT_MS, float)
         self.evidence = Evidence(
             miss=option(miss, "EXPERT_MISS", DEFAULT_MISS, float),
@@ -106,6 +112,9 @@ class ExpertBot:
         )
         self.signals = option(signals, "EXPERT_SIGNALS", "1", lambda v: str(v) != "0")
         self.exact_cards = option(exact, "EXPERT_EXACT", EXACT_CARDS, int)
+        asked = exact is not None or "EXPERT_EXACT" in os.environ
+        self.meld_exact = self.exact_cards if asked else MELD_EXACT
+        self.plain_exact = self.exact_cards
         self.prior = option(prior, "EXPERT_PRIOR", DEFAULT_PRIOR, float)
         self.adaptive = option(adaptive, "EXPERT_ADAPTIVE", "1", lambda v: str(v) != "0")
         self.careful = option(careful, "EXPERT_CAREFUL", "1", lambda v: str(v) != "0")
@@ -138,8 +147,9 @@ class ExpertBot:
     def hello(self, message: dict[str, Any]) -> None:
         self.seat = message["seat"]
         self.rules = rules_from_dict(message["rules"])
-        if self.rules.melds:
-            self.max_worlds = self.meld_worlds
+        melds = self.rules.melds
+        self.max_worlds = self.meld_worlds if melds else self.plain_worlds
+        self.exact_cards = self.meld_exact if melds else self.plain_exact
         self.outlook = Outlook(self.rules)
         clock = message.get("clock") or {}
         self.bank_left = clock.get("bank_ms", 60_000) / 1000
