@@ -485,9 +485,11 @@ def test_the_true_deal_never_breaks_the_carding_convention_in_expert_play(preset
     weights = []
     rules = rules_for(preset)
 
+    seed = 7
+
     class Checked(ExpertBot):
         def known(self, view):
-            dealt = seeded_hands(7, view.deal, view.redeals, view.dealer)
+            dealt = seeded_hands(seed, view.deal, view.redeals, view.dealer)
             hands = tuple(dealt[s] & ~view.by_seat[s] for s in range(4))
             ev = Evidence(carding=0.5)
             weights.append(replay_world(rules, view, hands, "play", None, evidence=ev)[1])
@@ -499,8 +501,11 @@ def test_the_true_deal_never_breaks_the_carding_convention_in_expert_play(preset
             return carded_action
 
     strongest: list[bool] = []
-    seats = [BotSeat(Checked(worlds=2, move_ms=10_000, carding=True)) for _ in range(4)]
-    referee_match(rules, seats, seed=7, match_id="carding")
+    for seed in (7, 8, 9):  # until a match carries the message (most do)
+        seats = [BotSeat(Checked(worlds=2, move_ms=10_000, carding=True)) for _ in range(4)]
+        referee_match(rules, seats, seed=seed, match_id="carding")
+        if any(strongest):
+            break
     assert len(weights) > 40 and set(weights) == {1.0}
     assert any(strongest)
     # The same weight check sees a broken convention: a deal where the partner held a twin it
