@@ -485,8 +485,6 @@ def test_the_true_deal_never_breaks_the_carding_convention_in_expert_play(preset
     weights = []
     rules = rules_for(preset)
 
-    seed = 7
-
     class Checked(ExpertBot):
         def known(self, view):
             dealt = seeded_hands(seed, view.deal, view.redeals, view.dealer)
@@ -501,7 +499,7 @@ def test_the_true_deal_never_breaks_the_carding_convention_in_expert_play(preset
             return carded_action
 
     strongest: list[bool] = []
-    for seed in (7, 8, 9):  # until a match carries the message (most do)
+    for seed in (7, 8, 9):  # until a match carries the message (``known`` reads this seed)
         seats = [BotSeat(Checked(worlds=2, move_ms=10_000, carding=True)) for _ in range(4)]
         referee_match(rules, seats, seed=seed, match_id="carding")
         if any(strongest):
