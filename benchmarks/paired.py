@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -36,14 +37,13 @@ def paired(first: dict[int, float], second: dict[int, float]) -> dict[str, float
         raise ValueError("the two runs share no seed")
     diffs = [first[s] - second[s] for s in seeds]
     n = len(diffs)
-    mean = sum(diffs) / n
-    var = sum((d - mean) ** 2 for d in diffs) / max(1, n - 1)
+    spread = statistics.stdev(diffs) if n > 1 else 0.0
     return {
         "pairs": n,
-        "first": 100 * sum(first[s] for s in seeds) / n,
-        "second": 100 * sum(second[s] for s in seeds) / n,
-        "difference": 100 * mean,
-        "half_width": 100 * 1.96 * math.sqrt(var / n),
+        "first": 100 * statistics.fmean(first[s] for s in seeds),
+        "second": 100 * statistics.fmean(second[s] for s in seeds),
+        "difference": 100 * statistics.fmean(diffs),
+        "half_width": 100 * 1.96 * spread / math.sqrt(n),
         "differ": sum(1 for d in diffs if d),
     }
 
