@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from engine.cards import SUIT_MASKS
 
-from .prune import distinct_cards
+from .prune import merge, next_in_play
 
 
 def twin_class(card: int, hand: int, gone: int, tna: bool) -> list[int]:
@@ -27,17 +27,11 @@ def twin_class(card: int, hand: int, gone: int, tna: bool) -> list[int]:
     members = [card]
     for step in (-1, 1):  # stronger cards have smaller ints within a suit
         edge = card
-        other = card + step
-        while other >> 3 == card >> 3 and 0 <= other < 32:
-            if hand >> other & 1:
-                pair = (1 << edge) | (1 << other)
-                if len(distinct_cards([edge, other], pair, gone, False, tna)) != 1:
-                    break
-                members.append(other)
-                edge = other
-            elif not gone >> other & 1:
-                break
-            other += step
+        other = next_in_play(edge, step, gone)
+        while other >= 0 and hand >> other & 1 and merge(edge, other, gone, tna):
+            members.append(other)
+            edge = other
+            other = next_in_play(edge, step, gone)
     return sorted(members)
 
 

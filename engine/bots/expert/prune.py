@@ -45,3 +45,20 @@ def distinct_cards(cards: list[int], hand: int, gone: int, rules_low: bool, tna:
 def _between(strong: int, weak: int) -> int:
     """Mask of the cards strictly between two cards of one suit."""
     return ((1 << weak) - 1) & ~((1 << (strong + 1)) - 1)
+
+
+def next_in_play(card: int, step: int, gone: int) -> int:
+    """The next card of ``card``'s suit in direction ``step`` (+1 weaker, -1 stronger) that is
+    not in ``gone``; -1 past the suit's end."""
+    other = card + step
+    while 0 <= other < 32 and other >> 3 == card >> 3:
+        if not gone >> other & 1:
+            return other
+        other += step
+    return -1
+
+
+def merge(card: int, other: int, gone: int, tna: bool) -> bool:
+    """``card`` and ``other`` (one hand's cards of one suit) are equivalent (no low lead)."""
+    pair = (1 << card) | (1 << other)
+    return len(distinct_cards([card, other], pair, gone, False, tna)) == 1
