@@ -23,29 +23,30 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bot_strength import parse_bot
+from bot_strength import bot_class, parse_bot
 
-from engine.bots import LOCAL_BOTS, BotSeat
+from engine.bots import BotSeat
 from engine.bots.expert import DEFAULT_MS, ExpertBot
 from engine.duel import duplicate_pairs
 from engine.referee import Player
 from engine.rules import rules_for
 
 
-def timed_expert(times: list[float], **options: Any) -> ExpertBot:
+class TimedExpert(ExpertBot):
     """An expert whose searched decisions add their CPU time to ``times``."""
 
-    class Timed(ExpertBot):
-        def act(self, message: dict[str, Any]) -> str:
-            self.last_worlds = 0
-            started = time.thread_time()
-            try:
-                return super().act(message)
-            finally:
-                if self.last_worlds:  # set only where the search ran
-                    times.append(time.thread_time() - started)
+    def __init__(self, times: list[float], **options: Any) -> None:
+        super().__init__(**options)
+        self.times = times
 
-    return Timed(**options)
+    def act(self, message: dict[str, Any]) -> str:
+        self.last_worlds = 0
+        started = time.thread_time()
+        try:
+            return super().act(message)
+        finally:
+            if self.last_worlds:  # set only where the search ran
+                self.times.append(time.thread_time() - started)
 
 
 def measure(rules_name: str, text: str, opponent: str, seed: int, pairs: int) -> list[float]:
@@ -56,8 +57,8 @@ def measure(rules_name: str, text: str, opponent: str, seed: int, pairs: int) ->
     times: list[float] = []
     for _ in duplicate_pairs(
         rules_for(rules_name),
-        lambda: BotSeat(timed_expert(times, **options)),
-        lambda: BotSeat(LOCAL_BOTS[other_name](**other_options)),
+        lambda: BotSeat(TimedExpert(times, **options)),
+        lambda: BotSeat(bot_class(other_name)(**other_options)),
         seed=seed,
         pairs=pairs,
         players=(Player(text), Player(opponent)),
