@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from engine.cards import SUIT_MASKS
 
-from .prune import merge, next_in_play
+from .prune import equivalent, next_in_play
 
 
 def twin_class(card: int, hand: int, gone: int, tna: bool) -> list[int]:
@@ -28,7 +28,7 @@ def twin_class(card: int, hand: int, gone: int, tna: bool) -> list[int]:
     for step in (-1, 1):  # stronger cards have smaller ints within a suit
         edge = card
         other = next_in_play(edge, step, gone)
-        while other >= 0 and hand >> other & 1 and merge(edge, other, gone, tna):
+        while other >= 0 and hand >> other & 1 and equivalent(edge, other, gone, tna):
             members.append(other)
             edge = other
             other = next_in_play(edge, step, gone)

@@ -58,7 +58,7 @@ def next_in_play(card: int, step: int, gone: int) -> int:
     return -1
 
 
-def merge(card: int, other: int, gone: int, tna: bool) -> bool:
+def equivalent(card: int, other: int, gone: int, tna: bool) -> bool:
     """``card`` and ``other`` (one hand's cards of one suit) are equivalent (no low lead)."""
     pair = (1 << card) | (1 << other)
     return len(distinct_cards([card, other], pair, gone, False, tna)) == 1

@@ -22,7 +22,7 @@ from engine.actions import MELD, POLITAINE, SLIDE, TAP, parse_action
 from engine.cards import CARD_THIRDS, FULL_DECK, RANK_MASKS, SUIT_MASKS, TNA_MASKS, parse_card
 from engine.cards import mask_from_codes as hand_mask
 
-from .prune import merge, next_in_play
+from .prune import equivalent, next_in_play
 from .signals import signalled_card
 
 _FLAGS = {"politaine": POLITAINE, "tap": TAP, "slide": SLIDE}
@@ -166,7 +166,7 @@ def _weaker_twin(card: int, gone: int, low: bool, tna: bool) -> int:
     card of the suit not in ``gone``, if ``distinct_cards`` merges the two (it keeps the
     weaker). A mask: 0 if none."""
     weaker = -1 if low else next_in_play(card, 1, gone)
-    return 1 << weaker if weaker >= 0 and merge(card, weaker, gone, tna) else 0
+    return 1 << weaker if weaker >= 0 and equivalent(card, weaker, gone, tna) else 0
 
 
 def _ranks_below(rank: int) -> int:
