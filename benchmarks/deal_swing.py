@@ -1,0 +1,119 @@
+"""Where two bots' points part: the swing of each deal between the two matches of a duplicate pair.
+
+    nice -n 19 python benchmarks/deal_swing.py --rules pollack --pairs 24 expert expert-v1
+
+A duplicate pair plays one seed twice with the bots' seats swapped, so deal N of both matches
+deals the same cards to the same seats (the dealer moves one seat a deal in both). For each deal
+both matches played, the first bot's margin (its team's points less the other team's) in the
+first match plus its margin in the second is the **swing**: 0 where both bots did the same with
+the same cards, positive where the first bot made more of them. Split by what scored: card
+points, melds and politaine bonuses. A deal cut short by a claim counts what it had scored.
+
+Prints the swing per component summed over every deal, the pairs won, split and lost, and the
+``--worst`` deals (seed, deal number, swing by component): the positions to read in the replays
+(``--replays FILE`` writes both replays of every pair, one JSON line per pair).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bot_strength import bot_class, parse_bot
+
+from engine.bots import BotSeat
+from engine.duel import duplicate_pairs
+from engine.referee import Player
+from engine.rules import rules_for
+
+#: The deal record's fields that add to a team's total, as named in replay format 1.
+COMPONENTS = ("points", "melds", "bonus")
+
+
+def deal_swings(first: dict[str, Any], second: dict[str, Any]) -> Iterator[tuple[int, dict]]:
+    """(deal number, swing per component) for every deal both replays played; the first bot is
+    team 0 in ``first`` and team 1 in ``second``."""
+    later = {deal["number"]: deal for deal in second["deals"]}
+    for deal in first["deals"]:
+        other = later.get(deal["number"])
+        if other is None:
+            continue
+        yield (
+            deal["number"],
+            {
+                part: (deal[part][0] - deal[part][1]) + (other[part][1] - other[part][0])
+                for part in COMPONENTS
+            },
+        )
+
+
+def pair_score(first: dict[str, Any], second: dict[str, Any]) -> float:
+    """The first bot's pair score: 1 for both matches won, ½ for one (or two draws), 0 for none."""
+    won = (first["result"]["winner"] == 0) + (second["result"]["winner"] == 1)
+    drawn = (first["result"]["winner"] is None) + (second["result"]["winner"] is None)
+    return (won + drawn / 2) / 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bot_a")
+    parser.add_argument("bot_b")
+    parser.add_argument("--rules", default="pollack")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pairs", type=int, default=24)
+    parser.add_argument("--worst", type=int, default=8)
+    parser.add_argument("--replays", type=Path, help="write both replays of each pair here")
+    args = parser.parse_args(argv)
+    (name_a, opts_a), (name_b, opts_b) = parse_bot(args.bot_a), parse_bot(args.bot_b)
+    cls_a, cls_b = bot_class(name_a), bot_class(name_b)
+    totals = dict.fromkeys(COMPONENTS, 0)
+    outcomes = {1.0: 0, 0.5: 0, 0.0: 0}
+    deals: list[tuple[int, int, dict]] = []
+    pending: dict[int, dict[str, Any]] = {}
+    out = args.replays.open("w") if args.replays else None
+    for seed, team_a, outcome in duplicate_pairs(
+        rules_for(args.rules),
+        lambda: BotSeat(cls_a(**opts_a)),
+        lambda: BotSeat(cls_b(**opts_b)),
+        seed=args.seed,
+        pairs=args.pairs,
+        players=(Player(args.bot_a), Player(args.bot_b)),
+    ):
+        pending[team_a] = outcome.replay
+        if team_a == 0:
+            continue
+        first, second = pending[0], pending[1]
+        if out is not None:
+            out.write(json.dumps({"seed": seed, "replays": [first, second]}) + "\n")
+        score = pair_score(first, second)
+        outcomes[0.5 if score not in outcomes else score] += 1
+        for number, swing in deal_swings(first, second):
+            deals.append((seed, number, swing))
+            for part in COMPONENTS:
+                totals[part] += swing[part]
+    if out is not None:
+        out.close()
+    print(
+        f"{args.rules}: {args.bot_a} against {args.bot_b}, seeds {args.seed}–"
+        f"{args.seed + args.pairs - 1}: {outcomes[1.0]} pairs won, {outcomes[0.5]} split, "
+        f"{outcomes[0.0]} lost; {len(deals)} deals played in both matches"
+    )
+    print("swing in points, summed over those deals: " + ", ".join(
+        f"{part} {totals[part]:+d}" for part in COMPONENTS
+    ))  # fmt: skip
+    worst = sorted(deals, key=lambda row: sum(row[2].values()))[: args.worst]
+    for seed, number, swing in worst:
+        parts = ", ".join(f"{part} {swing[part]:+d}" for part in COMPONENTS)
+        print(f"  seed {seed} deal {number}: {sum(swing.values()):+d} ({parts})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
