@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bot_strength import bot_class, parse_bot
 
 from engine.bots import BotSeat
-from engine.duel import duplicate_pairs
-from engine.referee import Player
+from engine.duel import DuelTally, duplicate_pairs
+from engine.referee import MatchOutcome, Player
 from engine.rules import rules_for
 
 #: The deal record's fields that add to a team's total, as named in replay format 1.
@@ -54,13 +54,6 @@ def deal_swings(first: dict[str, Any], second: dict[str, Any]) -> Iterator[tuple
         )
 
 
-def pair_score(first: dict[str, Any], second: dict[str, Any]) -> float:
-    """The first bot's pair score: 1 for both matches won, ½ for one (or two draws), 0 for none."""
-    won = (first["result"]["winner"] == 0) + (second["result"]["winner"] == 1)
-    drawn = (first["result"]["winner"] is None) + (second["result"]["winner"] is None)
-    return (won + drawn / 2) / 2
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("bot_a")
@@ -74,9 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     (name_a, opts_a), (name_b, opts_b) = parse_bot(args.bot_a), parse_bot(args.bot_b)
     cls_a, cls_b = bot_class(name_a), bot_class(name_b)
     totals = dict.fromkeys(COMPONENTS, 0)
-    outcomes = {1.0: 0, 0.5: 0, 0.0: 0}
+    tally = DuelTally()
     deals: list[tuple[int, int, dict]] = []
-    pending: dict[int, dict[str, Any]] = {}
+    pending: dict[int, MatchOutcome] = {}
     out = args.replays.open("w") if args.replays else None
     for seed, team_a, outcome in duplicate_pairs(
         rules_for(args.rules),
@@ -86,24 +79,25 @@ def main(argv: list[str] | None = None) -> int:
         pairs=args.pairs,
         players=(Player(args.bot_a), Player(args.bot_b)),
     ):
-        pending[team_a] = outcome.replay
+        pending[team_a] = outcome
         if team_a == 0:
             continue
-        first, second = pending[0], pending[1]
+        tally.add_pair(pending[0], pending[1])
+        first, second = pending[0].replay, pending[1].replay
         if out is not None:
             out.write(json.dumps({"seed": seed, "replays": [first, second]}) + "\n")
-        score = pair_score(first, second)
-        outcomes[0.5 if score not in outcomes else score] += 1
         for number, swing in deal_swings(first, second):
             deals.append((seed, number, swing))
             for part in COMPONENTS:
                 totals[part] += swing[part]
     if out is not None:
         out.close()
+    scores = tally.pair_scores
+    won, lost = scores.count(1.0), scores.count(0.0)
     print(
         f"{args.rules}: {args.bot_a} against {args.bot_b}, seeds {args.seed}–"
-        f"{args.seed + args.pairs - 1}: {outcomes[1.0]} pairs won, {outcomes[0.5]} split, "
-        f"{outcomes[0.0]} lost; {len(deals)} deals played in both matches"
+        f"{args.seed + args.pairs - 1}: {won} pairs won, {len(scores) - won - lost} split, "
+        f"{lost} lost ({100 * tally.win_rate()[0]:.1f}%); {len(deals)} deals played in both matches"
     )
     print("swing in points, summed over those deals: " + ", ".join(
         f"{part} {totals[part]:+d}" for part in COMPONENTS
