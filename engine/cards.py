@@ -30,6 +30,8 @@ SUIT_MASKS = tuple(0xFF << (8 * s) for s in range(4))
 RANK_MASKS = tuple(sum(1 << (s * 8 + r) for s in range(4)) for r in range(8))
 #: T, 9 and A of one suit: a politaine / pollack.
 TNA_MASKS = tuple(0b111 << (8 * s) for s in range(4))
+#: Every T, 9 and A.
+TNA_ALL = TNA_MASKS[0] | TNA_MASKS[1] | TNA_MASKS[2] | TNA_MASKS[3]
 
 #: Bit positions of every byte value, so a mask becomes a tuple of cards with four lookups.
 BYTE_CARDS = tuple(

@@ -31,12 +31,12 @@ from engine.actions import (
 )
 from engine.cards import BYTE_CARDS as _BYTE_CARDS
 from engine.cards import CARD_THIRDS, FULL_DECK, LAST_TRICK_THIRDS, cards_of
+from engine.cards import TNA_ALL as _TNA_ALL
 from engine.deck import seeded_hands
 from engine.optional import claim, instant, low_lead, melds, poules, redeal, signals
 from engine.optional import politaine as politaine_rule
 from engine.optional.low_lead import lowest_rank as _lowest_rank
 from engine.optional.politaine import SUIT_LOW_BITS as _SUIT_LOW_BITS
-from engine.optional.politaine import TNA_ALL as _TNA_ALL
 from engine.position import (
     DECISIONS,
     HAND,

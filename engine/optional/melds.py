@@ -12,11 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.actions import MELD_FOUR, MELD_THREE, meld_name, meld_points
-from engine.cards import RANK_MASKS, TNA_MASKS
+from engine.cards import RANK_MASKS, TNA_ALL, TNA_MASKS
 from engine.position import HAND, MELD_PHASE, PLAY_PHASE, Said, add, evolve
-
-#: Every T, 9 and A: each meld is three or four of them, so a hand with fewer holds none.
-_MELD_CARDS = TNA_MASKS[0] | TNA_MASKS[1] | TNA_MASKS[2] | TNA_MASKS[3]
 
 if TYPE_CHECKING:
     from engine.state import State
@@ -44,7 +41,7 @@ def available_melds(hand: int, melded: int) -> tuple[int, ...]:
 def turn_phase(state: State, seat: int, packed: int, won: tuple[int, int]) -> int:
     """MELD_PHASE if ``seat``, about to play, may meld now and has a meld; else PLAY_PHASE."""
     hand = packed >> (seat << 5) & HAND
-    if (hand & _MELD_CARDS).bit_count() < 3:  # the common case, read first: no meld in hand
+    if (hand & TNA_ALL).bit_count() < 3:  # every meld is 3 or 4 T, 9 or A: most hands have none
         return PLAY_PHASE
     first_lead = not state.tricks and not state.trick and seat == state.leader
     if (first_lead or won[seat & 1]) and available_melds(hand, state.melded):

@@ -10,13 +10,12 @@ of those he announced (``poules.py``). A player may score two runs in one deal.
 from __future__ import annotations
 
 from engine.actions import POLITAINE
-from engine.cards import TNA_MASKS
+from engine.cards import TNA_ALL, TNA_MASKS
 from engine.position import Said, add
 from engine.rules import Politaine
 
 POLITAINE_POINTS = 11
-#: The T, 9 and A of every suit, and the lowest bit of each suit's byte.
-TNA_ALL = TNA_MASKS[0] | TNA_MASKS[1] | TNA_MASKS[2] | TNA_MASKS[3]
+#: The lowest bit of each suit's byte.
 SUIT_LOW_BITS = 0x01010101
 
 _FIRST_CARD = Politaine.FIRST_CARD  # a global: enum class attributes are slow to look up

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from engine.actions import CLAIM, POLITAINE, REDEAL
 from engine.cards import BYTE_CARDS, CARD_THIRDS, SUIT_MASKS, TNA_MASKS, cards_of
+from engine.cards import TNA_ALL as _TNA_ALL
 from engine.optional import claim
 from engine.optional.low_lead import lowest_rank
 from engine.optional.politaine import SUIT_LOW_BITS as _SUIT_LOW_BITS
-from engine.optional.politaine import TNA_ALL as _TNA_ALL
 from engine.optional.politaine import announceable
 from engine.rules import ClaimOut, Politaine
 from engine.state import MELD_PHASE, PLAY_PHASE, POULES_PHASE, REDEAL_PHASE, State, Table
