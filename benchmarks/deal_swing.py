@@ -66,7 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     (name_a, opts_a), (name_b, opts_b) = parse_bot(args.bot_a), parse_bot(args.bot_b)
     cls_a, cls_b = bot_class(name_a), bot_class(name_b)
-    totals = dict.fromkeys(COMPONENTS, 0)
     tally = DuelTally()
     deals: list[tuple[int, int, dict]] = []
     pending: dict[int, MatchOutcome] = {}
@@ -88,10 +87,9 @@ def main(argv: list[str] | None = None) -> int:
             out.write(json.dumps({"seed": seed, "replays": [first, second]}) + "\n")
         for number, swing in deal_swings(first, second):
             deals.append((seed, number, swing))
-            for part in COMPONENTS:
-                totals[part] += swing[part]
     if out is not None:
         out.close()
+    totals = {part: sum(swing[part] for _, _, swing in deals) for part in COMPONENTS}
     scores = tally.pair_scores
     won, lost = scores.count(1.0), scores.count(0.0)
     print(
