@@ -29,6 +29,7 @@ from engine.state import State
 
 from .carding import carded
 from .fit import OpponentFit
+from .native import native_for
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
 from .prune import distinct_cards, tna_apart
@@ -92,6 +93,7 @@ class ExpertBot:
         twins: bool | None = None,
         carding: bool | None = None,
         pool: int | None = None,
+        native: bool | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -134,6 +136,8 @@ class ExpertBot:
         if self.carding:
             self.twins = False
             self.evidence = replace(self.evidence, carding=CARDING_MISS)
+        #: Rollouts and the solver in C where the rules allow (``native.py``): the same values.
+        self.native = option(native, "EXPERT_NATIVE", "1", lambda v: str(v) != "0")
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
         self.rng = random.Random(seed)
@@ -236,6 +240,12 @@ class ExpertBot:
             list(view.voids) if self.careful else None, self.eps, self.rng, self.shrewd,
             self.smooth,
         )  # fmt: skip
+        if self.native and not self.eps and not self.smooth:
+            policy = "shrewd" if self.shrewd else "careful"
+            evaluator.native = native_for(
+                rules, self.outlook.table, self.seat & 1, self.exact_cards,
+                policy if self.careful else "greedy", evaluator.voids, first,
+            )  # fmt: skip
         action, _, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,
             deadline=started + budget, fallback=fallback, prior=prior, adaptive=self.adaptive,

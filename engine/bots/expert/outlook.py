@@ -88,6 +88,11 @@ class Outlook:
         self._value = _table(rules.target, rules.politaine != "off", rules.melds)
         self._limit = self._value.shape[0] - 1
 
+    @property
+    def table(self) -> np.ndarray:
+        """``V[mine, theirs]`` for totals up to its size (past it only the order matters)."""
+        return self._value
+
     def win_chance(self, mine: int, theirs: int) -> float:
         """Chance that the team with total ``mine`` wins against ``theirs`` (between deals)."""
         limit = self._limit

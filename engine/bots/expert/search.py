@@ -20,6 +20,7 @@ from engine.cards import SUIT_MASKS
 from engine.state import OVER, PLAY_PHASE, TRICKS_PER_DEAL, State, Table
 
 from .ending import deal_end, last_trick_end, last_trick_forced
+from .native import NativeValues
 from .outlook import Outlook
 from .policy import play_action, policy_action, solver_moves
 
@@ -59,6 +60,14 @@ class Evaluator:
         self.deal = deal
         self.exact_cards = exact_cards
         self.voids = voids
+        #: The same values in C (``native.py``), where the rules and options allow.
+        self.native: NativeValues | None = None
+
+    def values(self, world: State, actions: list[int]) -> list[float]:
+        """``value`` of each of ``actions`` in ``world`` (in C where ``native`` is set)."""
+        if self.native is not None:
+            return self.native.values(world, actions)
+        return [self.value(world, a) for a in actions]
 
     def value(self, world: State, action: int) -> float:
         """Worth of taking ``action`` in ``world``: the rest of the deal rolled out or solved."""
@@ -205,7 +214,7 @@ def pimc(
         if used == check and used >= 4 and _settled(candidates, rows, totals, weights):
             break
         world, weight = worlds()
-        values = [evaluator.value(world, a) for a in candidates]
+        values = evaluator.values(world, candidates)
         for a, v in zip(candidates, values, strict=True):
             totals[a] += weight * v
         rows.append((weight, values))

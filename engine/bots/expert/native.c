@@ -1,0 +1,533 @@
+/* The expert's rollouts and exact solver in C: the same values as search.py's Python, faster.
+ *
+ * Scope: the play phase of rule sets without melds and without claims (quatre-sept, politaine,
+ * la-poule and their options); the caller (native.py) keeps every other case in Python.
+ * Invariant: for every state in scope, qs_values returns bit for bit the values of
+ * Evaluator.value (policy.py's three policies, state.py's card play, ending.py's deal end,
+ * outlook.py's table); tests/engine/test_native.py compares them on random positions.
+ *
+ * Cards are 0..31 (suit * 8 + rank, the strongest rank first), hands 32-bit masks, as in
+ * engine/cards.py. Python's max()/min() keep the first of equal keys; so do the loops here,
+ * walking cards in index order.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#define POLITAINE_FLAG 32
+#define LAST_TRICK_THIRDS 3
+#define POLITAINE_POINTS 11
+
+enum { MODE_OFF = 0, MODE_FIRST_CARD = 1, MODE_BEFORE_PLAY = 2 };
+enum { LOW_OFF = 0, LOW_EVERY = 1, LOW_FIRST = 2 };
+enum { POLICY_GREEDY = 0, POLICY_CAREFUL = 1, POLICY_SHREWD = 2 };
+
+/* The deal in progress: what the engine's State and Table hold that a rollout reads. */
+typedef struct {
+    uint32_t hand[4];
+    int to_move, leader, ntrick, trick[4], done; /* done: tricks finished this deal */
+    int taken[2], won[2], low;
+    int run_seat, run_suit, run_count; /* run_seat -1: no politaine run under way */
+    int nann, ann_seat[4], ann_card[4]; /* politaine announcements of the trick in progress */
+    int poules[4], bonus[2], melds[2], score[2];
+} Deal;
+
+/* What stays fixed over a decision: the rules, the searching team, the outlook table. */
+typedef struct {
+    int mode, low_rule, capot, eighteen_four, target, max_deals, deal, next_instant;
+    int team, exact_cards, policy;
+    const double *outlook;
+    int limit; /* the table is (limit + 1) x (limit + 1) */
+} Ctx;
+
+static const int THIRDS[8] = {1, 1, 3, 1, 1, 1, 0, 0};
+#define CARD_THIRDS(c) (THIRDS[(c) & 7])
+#define SUIT_MASK(s) (0xFFu << (8 * (s)))
+#define TNA_MASK(s) (0x7u << (8 * (s)))
+#define TNA_ALL 0x07070707u
+#define SUIT_LOW_BITS 0x01010101u
+
+/* The stronger cards of c's suit. */
+static inline uint32_t stronger(int c) {
+    return (uint32_t)(((1u << c) - 1u) & ~((1u << (c & ~7)) - 1u));
+}
+
+static inline int popcount(uint32_t x) { return __builtin_popcount(x); }
+
+static uint32_t lowest_rank(uint32_t hand) {
+    for (int rank = 7; rank >= 0; rank--) {
+        uint32_t cards = hand & (0x01010101u << rank);
+        if (cards) return cards;
+    }
+    return 0;
+}
+
+static uint32_t announceable(uint32_t hand) {
+    uint32_t tna = hand & TNA_ALL;
+    if (!(tna & (tna >> 1) & (tna >> 2) & SUIT_LOW_BITS)) return 0;
+    uint32_t out = 0;
+    for (int s = 0; s < 4; s++)
+        if ((tna & TNA_MASK(s)) == TNA_MASK(s)) out |= TNA_MASK(s);
+    return out;
+}
+
+/* The cards the seat to move may play (follow suit, else anything; the low lead when bound). */
+static uint32_t playable(const Deal *d) {
+    uint32_t hand = d->hand[d->to_move];
+    if (d->ntrick) {
+        uint32_t follow = hand & SUIT_MASK(d->trick[0] >> 3);
+        return follow ? follow : hand;
+    }
+    return d->low ? lowest_rank(hand) : hand;
+}
+
+/* -- the policies (policy.py) ------------------------------------------------------------------ */
+
+static int politaine_card(uint32_t hand, uint32_t cards, const Deal *d, int go_on) {
+    if (go_on && d->run_seat >= 0 && d->run_seat == d->to_move) {
+        int base = d->run_suit << 3;
+        int order[3] = {base + 2, base, base + 1};
+        for (int i = 0; i < 3; i++)
+            if (cards >> order[i] & 1) return order[i];
+    }
+    uint32_t tna = hand & TNA_ALL;
+    if (!(tna & (tna >> 1) & (tna >> 2) & SUIT_LOW_BITS)) return -1;
+    for (int s = 0; s < 4; s++) {
+        if ((hand & TNA_MASK(s)) == TNA_MASK(s)) {
+            int base = s << 3;
+            int order[3] = {base + 2, base, base + 1};
+            for (int i = 0; i < 3; i++)
+                if (cards >> order[i] & 1) return order[i];
+        }
+    }
+    return -1;
+}
+
+/* min over cards of (thirds, -rank index): the first such card. */
+static int cheapest(uint32_t cards) {
+    int best = -1, bk = 1 << 30;
+    for (uint32_t m = cards; m; m &= m - 1) {
+        int c = __builtin_ctz(m);
+        int k = CARD_THIRDS(c) * 16 - (c & 7);
+        if (k < bk) { bk = k; best = c; }
+    }
+    return best;
+}
+
+/* max over cards of (thirds, -(c & 7), -c): the first such card. */
+static int feed(uint32_t cards) {
+    int best = -1, bk = -(1 << 30);
+    for (uint32_t m = cards; m; m &= m - 1) {
+        int c = __builtin_ctz(m);
+        int k = CARD_THIRDS(c) * 4096 - (c & 7) * 64 - c;
+        if (k > bk) { bk = k; best = c; }
+    }
+    return best;
+}
+
+static inline int highest_code(uint32_t cards) { return 31 - __builtin_clz(cards); }
+
+static int spare(uint32_t cards, uint32_t hand, uint32_t others) {
+    int best = -1, bk = 1 << 30;
+    for (uint32_t m = cards; m; m &= m - 1) {
+        int c = __builtin_ctz(m);
+        int k = (CARD_THIRDS(c) << 8) | ((7 - (c & 7)) << 4) | ((stronger(c) & others) ? 0 : 128)
+                | (8 - popcount(hand & SUIT_MASK(c >> 3)));
+        if (k < bk) { bk = k; best = c; }
+    }
+    return best;
+}
+
+typedef struct { int low, best, partner_wins, thirds; } SoFar;
+
+static SoFar so_far(const Deal *d) {
+    SoFar f;
+    f.low = (d->trick[0] >> 3) << 3;
+    f.best = d->trick[0];
+    int pos = 0;
+    f.thirds = CARD_THIRDS(d->trick[0]);
+    for (int i = 1; i < d->ntrick; i++) {
+        int c = d->trick[i];
+        f.thirds += CARD_THIRDS(c);
+        if (f.low <= c && c < f.best) { f.best = c; pos = i; }
+    }
+    f.partner_wins = ((d->ntrick - pos) & 1) == 0;
+    return f;
+}
+
+static uint32_t beating_of(uint32_t cards, SoFar f) {
+    /* low <= c < best */
+    uint32_t below_best = (uint32_t)((1ull << f.best) - 1ull);
+    uint32_t from_low = ~(uint32_t)((1ull << f.low) - 1ull);
+    return cards & below_best & from_low;
+}
+
+static int lead_run_or_master(const Deal *d, uint32_t hand, uint32_t others, uint32_t cards,
+                              int runs) {
+    if (runs) {
+        int run = politaine_card(hand, cards, d, 0);
+        if (run >= 0) return run;
+    }
+    int best = -1, bk = -(1 << 30);
+    for (uint32_t m = cards; m; m &= m - 1) {
+        int c = __builtin_ctz(m);
+        if (!(stronger(c) & others)) {
+            int k = CARD_THIRDS(c) * 64 - c;
+            if (k > bk) { bk = k; best = c; }
+        }
+    }
+    return best;
+}
+
+static int greedy(const Deal *d, const Ctx *x, uint32_t cards, uint32_t hand, uint32_t others) {
+    int runs = x->mode != MODE_OFF;
+    if (!d->ntrick) {
+        int lead = lead_run_or_master(d, hand, others, cards, runs);
+        return lead >= 0 ? lead : cheapest(cards);
+    }
+    SoFar f = so_far(d);
+    int last = d->ntrick == 3;
+    if (f.partner_wins && (last || !(stronger(f.best) & others))) return feed(cards);
+    uint32_t beating = beating_of(cards, f);
+    if (beating) {
+        if (runs) {
+            int run = politaine_card(hand, beating, d, 0);
+            if (run >= 0) return run;
+        }
+        if (last || f.thirds >= 3) return highest_code(beating);
+        int best = -1, bk = 1 << 30;
+        for (uint32_t m = beating; m; m &= m - 1) {
+            int c = __builtin_ctz(m);
+            if (!(stronger(c) & others) && CARD_THIRDS(c) < bk) { bk = CARD_THIRDS(c); best = c; }
+        }
+        if (best >= 0) return best;
+    }
+    return cheapest(cards);
+}
+
+static int careful(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t cards,
+                   uint32_t hand, uint32_t others) {
+    int seat = d->to_move;
+    int runs = x->mode != MODE_OFF;
+    int left = (seat + 1) & 3, right = (seat + 3) & 3;
+    if (!d->ntrick) {
+        int lead = lead_run_or_master(d, hand, others, cards, runs);
+        if (lead >= 0) return lead;
+        uint32_t both = voids[left] & voids[right] & ~voids[(seat + 2) & 3];
+        uint32_t free_ = cards & both;
+        return cheapest(free_ ? free_ : cards);
+    }
+    SoFar f = so_far(d);
+    int last = d->ntrick == 3;
+    uint32_t threat = last ? 0 : others & ~voids[left];
+    if (f.partner_wins && (last || !(stronger(f.best) & threat))) return feed(cards);
+    uint32_t beating = beating_of(cards, f);
+    if (beating) {
+        if (runs) {
+            int run = politaine_card(hand, beating, d, 0);
+            if (run >= 0) return run;
+        }
+        if (last) return highest_code(beating);
+        uint32_t sure = 0;
+        for (uint32_t m = beating; m; m &= m - 1) {
+            int c = __builtin_ctz(m);
+            if (!(stronger(c) & threat)) sure |= 1u << c;
+        }
+        if (sure) return highest_code(sure);
+        if (f.thirds >= 3) return highest_code(beating);
+    }
+    return cheapest(cards);
+}
+
+static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t cards,
+                  uint32_t hand, uint32_t others) {
+    int seat = d->to_move;
+    int runs = x->mode != MODE_OFF;
+    int left = (seat + 1) & 3, right = (seat + 3) & 3;
+    if (!d->ntrick) {
+        if (runs) {
+            int run = politaine_card(hand, cards, d, 1);
+            if (run >= 0) return run;
+        }
+        uint32_t masters = 0;
+        for (uint32_t m = cards; m; m &= m - 1) {
+            int c = __builtin_ctz(m);
+            if (!(stronger(c) & others)) masters |= 1u << c;
+        }
+        if (masters) {
+            uint32_t open_left = others & ~voids[left], open_right = others & ~voids[right];
+            int best = -1, bk = -(1 << 30);
+            for (uint32_t m = masters; m; m &= m - 1) {
+                int c = __builtin_ctz(m);
+                uint32_t suit = SUIT_MASK(c >> 3);
+                int drawn = ((open_left & suit) != 0) + ((open_right & suit) != 0);
+                int k = CARD_THIRDS(c) * 4096 + drawn * 64 - c;
+                if (k > bk) { bk = k; best = c; }
+            }
+            return best;
+        }
+        uint32_t both = voids[left] & voids[right] & ~voids[(seat + 2) & 3];
+        uint32_t free_ = cards & both;
+        return spare(free_ ? free_ : cards, hand, others);
+    }
+    SoFar f = so_far(d);
+    int last = d->ntrick == 3;
+    uint32_t threat = last ? 0 : others & ~voids[left];
+    if (f.partner_wins && !(stronger(f.best) & threat)) {
+        int best = -1, bk = -(1 << 30);
+        for (uint32_t m = cards; m; m &= m - 1) {
+            int c = __builtin_ctz(m);
+            int k = CARD_THIRDS(c) * 64 + ((stronger(c) & others) ? 16 : 0) + (c & 7);
+            if (k > bk) { bk = k; best = c; }
+        }
+        return best;
+    }
+    uint32_t beating = beating_of(cards, f);
+    if (beating) {
+        if (runs) {
+            int run = politaine_card(hand, beating, d, 0);
+            if (run >= 0) return run;
+        }
+        uint32_t sure = 0;
+        for (uint32_t m = beating; m; m &= m - 1) {
+            int c = __builtin_ctz(m);
+            if (!(stronger(c) & threat)) sure |= 1u << c;
+        }
+        if (sure) return highest_code(sure);
+        if (!f.partner_wins && f.thirds >= 3) return highest_code(beating);
+    }
+    return spare(cards, hand, others);
+}
+
+/* policy.play_action: the card, announced where the first-card politaine allows. */
+static int play_action(const Deal *d, const Ctx *x, const uint32_t *voids) {
+    uint32_t cards = playable(d);
+    int seat = d->to_move;
+    uint32_t hand = d->hand[seat];
+    int card;
+    if (popcount(cards) == 1) {
+        card = __builtin_ctz(cards);
+    } else {
+        uint32_t others = (d->hand[0] | d->hand[1] | d->hand[2] | d->hand[3]) & ~hand;
+        if (x->policy == POLICY_GREEDY) card = greedy(d, x, cards, hand, others);
+        else if (x->policy == POLICY_SHREWD) card = shrewd(d, x, voids, cards, hand, others);
+        else card = careful(d, x, voids, cards, hand, others);
+    }
+    if (x->mode == MODE_FIRST_CARD && (announceable(hand) >> card & 1)
+        && !(d->run_seat >= 0 && d->run_seat == seat))
+        return card | POLITAINE_FLAG;
+    return card;
+}
+
+/* -- card play (state.py) ---------------------------------------------------------------------- */
+
+typedef struct { int over, winner; int score[2]; } Outcome; /* winner -1: a draw */
+
+static void advance(Deal *d, const Ctx *x, int winner, int best) {
+    int suit = best >> 3;
+    int tna = (best & 7) < 3;
+    if (d->run_seat >= 0 && d->run_seat == winner && d->run_suit == suit && tna) {
+        int count = d->run_count + 1;
+        if (count < 3) { d->run_count = count; return; }
+        int paid = 1;
+        if (x->mode != MODE_FIRST_CARD) {
+            paid = d->poules[winner] > 0;
+            if (paid) d->poules[winner]--;
+        }
+        if (paid) d->bonus[winner & 1] += POLITAINE_POINTS;
+        d->run_seat = -1;
+        return;
+    }
+    d->run_seat = -1;
+    if (!tna) return;
+    if (x->mode == MODE_FIRST_CARD) {
+        for (int i = 0; i < d->nann; i++)
+            if (d->ann_seat[i] == winner && d->ann_card[i] == best) {
+                d->run_seat = winner; d->run_suit = suit; d->run_count = 1;
+                return;
+            }
+    } else if (((d->hand[winner] | (1u << best)) & TNA_MASK(suit)) == TNA_MASK(suit)) {
+        d->run_seat = winner; d->run_suit = suit; d->run_count = 1;
+    }
+}
+
+/* state.deal_scored and ending._scored: the match's result or the totals after the deal. */
+static Outcome deal_end(const Deal *d, const Ctx *x) {
+    Outcome o;
+    o.score[0] = d->score[0] + d->taken[0] / 3 + d->bonus[0] + d->melds[0];
+    o.score[1] = d->score[1] + d->taken[1] / 3 + d->bonus[1] + d->melds[1];
+    o.over = 1;
+    if (x->capot && (d->won[0] == 8 || d->won[1] == 8)) {
+        o.winner = d->won[0] == 8 ? 0 : 1;
+        return o;
+    }
+    if (x->eighteen_four && ((o.score[0] == 18 && o.score[1] == 4)
+                             || (o.score[0] == 4 && o.score[1] == 18))) {
+        o.winner = o.score[0] == 18 ? 0 : 1;
+        return o;
+    }
+    int top = o.score[0] > o.score[1] ? o.score[0] : o.score[1];
+    if (top >= x->target && o.score[0] != o.score[1]) {
+        o.winner = o.score[0] > o.score[1] ? 0 : 1;
+        return o;
+    }
+    if (x->deal >= x->max_deals) {
+        o.winner = o.score[0] == o.score[1] ? -1 : o.score[0] > o.score[1] ? 0 : 1;
+        return o;
+    }
+    if (x->next_instant >= 0) {
+        o.winner = x->next_instant;
+        return o;
+    }
+    o.over = 0;
+    o.winner = -1;
+    return o;
+}
+
+/* State.apply of a play; returns 1 when it ended the deal. */
+static int apply(Deal *d, const Ctx *x, int action) {
+    int seat = d->to_move;
+    int card = action & 31;
+    d->hand[seat] &= ~(1u << card);
+    if (action & POLITAINE_FLAG) {
+        d->ann_seat[d->nann] = seat;
+        d->ann_card[d->nann] = card;
+        d->nann++;
+    }
+    d->trick[d->ntrick++] = card;
+    if (d->ntrick < 4) {
+        d->to_move = (seat + 1) & 3;
+        return 0;
+    }
+    int a = d->trick[0], low = a & ~7, best = a, pos = 0;
+    for (int i = 1; i < 4; i++)
+        if (low <= d->trick[i] && d->trick[i] < best) { best = d->trick[i]; pos = i; }
+    int winner = (d->leader + pos) & 3;
+    int team = winner & 1;
+    int card_thirds = CARD_THIRDS(d->trick[0]) + CARD_THIRDS(d->trick[1])
+                      + CARD_THIRDS(d->trick[2]) + CARD_THIRDS(d->trick[3]);
+    int last = d->done == 7;
+    d->taken[team] += card_thirds + (last ? LAST_TRICK_THIRDS : 0);
+    d->won[team] += 1;
+    d->done += 1;
+    if (d->run_seat >= 0 || (x->mode == MODE_FIRST_CARD ? d->nann > 0
+                             : x->mode == MODE_BEFORE_PLAY && (best & 7) < 3))
+        advance(d, x, winner, best);
+    d->low = x->low_rule != LOW_OFF && card_thirds < 3
+             && (x->low_rule == LOW_EVERY || d->done == 1);
+    d->nann = 0;
+    d->ntrick = 0;
+    d->leader = winner;
+    d->to_move = winner;
+    return last;
+}
+
+/* -- values (search.py) ------------------------------------------------------------------------ */
+
+static double win_chance(const Ctx *x, int mine, int theirs) {
+    if (mine > x->limit || theirs > x->limit)
+        return mine > theirs ? 1.0 : mine < theirs ? 0.0 : 0.5;
+    return x->outlook[mine * (x->limit + 1) + theirs];
+}
+
+static double leaf(const Deal *d, const Ctx *x) {
+    Outcome o = deal_end(d, x);
+    if (o.over) return o.winner < 0 ? 0.5 : o.winner == x->team ? 1.0 : 0.0;
+    return win_chance(x, o.score[x->team], o.score[1 - x->team]);
+}
+
+static inline int cards_left(const Deal *d) {
+    return popcount(d->hand[0]) + popcount(d->hand[1]) + popcount(d->hand[2]) + popcount(d->hand[3]);
+}
+
+static double solve(const Deal *d, const Ctx *x, double alpha, double beta) {
+    uint32_t cards = playable(d);
+    int seat = d->to_move;
+    uint32_t announce = 0;
+    if (x->mode == MODE_FIRST_CARD && !(d->run_seat >= 0 && d->run_seat == seat))
+        announce = announceable(d->hand[seat]);
+    int moves[8], n = 0;
+    if (popcount(cards) == 1) {
+        moves[n++] = __builtin_ctz(cards);
+    } else {
+        uint32_t hand = d->hand[seat];
+        uint32_t others = (d->hand[0] | d->hand[1] | d->hand[2] | d->hand[3]) & ~hand;
+        int first = greedy(d, x, cards, hand, others);
+        moves[n++] = first;
+        for (uint32_t m = cards & ~(1u << first); m; m &= m - 1) moves[n++] = __builtin_ctz(m);
+    }
+    int maximise = (seat & 1) == x->team;
+    double value = maximise ? -1.0 : 2.0;
+    for (int i = 0; i < n; i++) {
+        int action = moves[i] | ((announce >> moves[i] & 1) ? POLITAINE_FLAG : 0);
+        Deal next = *d;
+        double v = apply(&next, x, action) ? leaf(&next, x) : solve(&next, x, alpha, beta);
+        if (n == 1) return v;
+        if (maximise) {
+            if (v > value) value = v;
+            if (value >= beta) return value;
+            if (value > alpha) alpha = value;
+        } else {
+            if (v < value) value = v;
+            if (value <= alpha) return value;
+            if (value < beta) beta = value;
+        }
+    }
+    return value;
+}
+
+static void note_void(const Deal *d, int action, uint32_t *voids) {
+    if (d->ntrick && ((action ^ d->trick[0]) & 24))
+        voids[d->to_move] |= SUIT_MASK(d->trick[0] >> 3);
+}
+
+/* Evaluator.rollout: the deal finished exactly if small enough, else by the policy. */
+static double rollout(Deal *d, const Ctx *x, uint32_t *voids) {
+    if (cards_left(d) <= x->exact_cards) return solve(d, x, -1.0, 2.0);
+    for (;;) {
+        int action = play_action(d, x, voids);
+        note_void(d, action, voids);
+        if (apply(d, x, action)) return leaf(d, x);
+    }
+}
+
+/* The deal and context from the int array native.py packs (its order is native.py's FIELDS). */
+static void unpack(const int32_t *p, Deal *d, Ctx *x, uint32_t *voids) {
+    for (int s = 0; s < 4; s++) d->hand[s] = (uint32_t)p[s];
+    d->to_move = p[4]; d->leader = p[5]; d->ntrick = p[6];
+    for (int i = 0; i < 3; i++) d->trick[i] = p[7 + i];
+    d->trick[3] = 0;
+    d->done = p[10]; d->taken[0] = p[11]; d->taken[1] = p[12]; d->won[0] = p[13]; d->won[1] = p[14];
+    d->low = p[15]; d->run_seat = p[16]; d->run_suit = p[17]; d->run_count = p[18];
+    d->nann = p[19];
+    for (int i = 0; i < 3; i++) { d->ann_seat[i] = p[20 + 2 * i]; d->ann_card[i] = p[21 + 2 * i]; }
+    for (int s = 0; s < 4; s++) d->poules[s] = p[26 + s];
+    d->bonus[0] = p[30]; d->bonus[1] = p[31]; d->melds[0] = p[32]; d->melds[1] = p[33];
+    d->score[0] = p[34]; d->score[1] = p[35];
+    for (int s = 0; s < 4; s++) voids[s] = (uint32_t)p[36 + s];
+    x->mode = p[40]; x->low_rule = p[41]; x->capot = p[42]; x->eighteen_four = p[43];
+    x->target = p[44]; x->max_deals = p[45]; x->deal = p[46]; x->next_instant = p[47];
+    x->team = p[48]; x->exact_cards = p[49]; x->policy = p[50];
+}
+
+#define FIELDS 51
+
+/* The value of each of n actions of the seat to move (Evaluator.value), into out. */
+int qs_values(const int32_t *packed, const int32_t *actions, int n, const double *outlook,
+              int limit, double *out) {
+    Deal base;
+    Ctx x;
+    uint32_t base_voids[4];
+    unpack(packed, &base, &x, base_voids);
+    x.outlook = outlook;
+    x.limit = limit;
+    for (int i = 0; i < n; i++) {
+        Deal d = base;
+        uint32_t voids[4];
+        memcpy(voids, base_voids, sizeof voids);
+        note_void(&d, actions[i], voids);
+        out[i] = apply(&d, &x, actions[i]) ? leaf(&d, &x) : rollout(&d, &x, voids);
+    }
+    return 0;
+}
+
+int qs_fields(void) { return FIELDS; }

@@ -1,0 +1,100 @@
+"""The expert's search in C (``engine/bots/expert/native.c``) values every candidate exactly as
+the Python search does: same rollouts, same solver, same deal end, in every rule set it plays."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from engine.bots import BotSeat, make_bot
+from engine.bots.expert import ExpertBot
+from engine.bots.expert.native import in_scope, library, native_for
+from engine.bots.expert.outlook import Outlook
+from engine.bots.expert.search import Evaluator
+from engine.cards import SUIT_MASKS
+from engine.referee import AnnouncedClock, referee_match
+from engine.rules import rules_for
+from engine.state import OVER, PLAY_PHASE, new_match
+
+NATIVE_RULES = [
+    rules_for("quatre-sept"),
+    rules_for("politaine"),
+    rules_for("la-poule"),
+    rules_for("la-poule", low_lead="first-trick", redeal=True),
+    rules_for("quatre-sept", capot=True, eighteen_four=True, four_eights=True, target=21),
+    rules_for("politaine", politaine="before-play", signals=False),
+    rules_for("quatre-sept", politaine="off", low_lead="every-trick"),
+]
+POLICIES = [("shrewd", True, True), ("careful", True, False), ("greedy", False, False)]
+
+needs_native = pytest.mark.skipif(
+    library() is None and not os.environ.get("CI"), reason="no C compiler for the native search"
+)
+
+
+def _positions(rules, seed: int, count: int):
+    """Play-phase states of a random match with a choice to make, with random public voids."""
+    rng = random.Random(seed)
+    state = new_match(rules, seed)
+    found = []
+    while state.phase != OVER and len(found) < count:
+        legal = state.legal()
+        if state.phase == PLAY_PHASE and len(legal) > 1 and rng.random() < 0.3:
+            voids = [rng.choice((0, SUIT_MASKS[rng.randrange(4)])) for _ in range(4)]
+            found.append((state, voids))
+        state = state.apply(legal[rng.randrange(len(legal))])
+    return found
+
+
+@needs_native
+@pytest.mark.parametrize("rules", NATIVE_RULES, ids=lambda r: f"{r.preset}-{r.changed_options()}")
+@pytest.mark.parametrize("exact", [0, 12, 16])
+def test_native_values_are_the_pythons(rules, exact):
+    assert library() is not None, "CI has a C compiler: the native search must build"
+    outlook = Outlook(rules)
+    compared = 0
+    for seed in range(6):
+        for state, voids in _positions(rules, seed, 12):
+            for policy, careful, shrewd in POLICIES:
+                team = random.Random(seed).randrange(2)
+                evaluator = Evaluator(
+                    outlook, team, state.deal, exact, voids if careful else None, shrewd=shrewd
+                )
+                actions = list(state.legal())
+                expected = [evaluator.value(state, a) for a in actions]
+                native = native_for(
+                    rules, outlook.table, team, exact, policy, evaluator.voids, state
+                )
+                assert native is not None
+                assert native.values(state, actions) == expected, (policy, state)
+                compared += len(actions)
+    assert compared > 300
+
+
+def test_rules_with_melds_or_claims_stay_in_python():
+    assert not in_scope(rules_for("pollack"))
+    assert not in_scope(rules_for("quatre-sept", claim_out="any-turn"))
+    assert in_scope(rules_for("la-poule"))
+
+
+@needs_native
+@pytest.mark.parametrize("preset", ["quatre-sept", "la-poule"])
+def test_the_expert_plays_the_same_match_with_and_without_c(preset):
+    rules = rules_for(preset)
+    if rules.target > 100:
+        rules = rules.with_options(target=60)
+    clock = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)
+
+    def play(native: bool) -> list:
+        seats = [
+            BotSeat(ExpertBot(worlds=12, move_ms=60_000, native=native)),
+            BotSeat(make_bot("tracker")),
+            BotSeat(ExpertBot(worlds=12, move_ms=60_000, native=native, shrewd=False)),
+            BotSeat(make_bot("tracker")),
+        ]
+        outcome = referee_match(rules, seats, seed=5, match_id="native", clock=clock)
+        return outcome.replay["deals"]
+
+    assert play(True) == play(False)
