@@ -94,6 +94,8 @@ class ExpertBot:
         carding: bool | None = None,
         pool: int | None = None,
         native: bool | None = None,
+        own: int | None = None,
+        own_plies: int | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -138,6 +140,10 @@ class ExpertBot:
             self.evidence = replace(self.evidence, carding=CARDING_MISS)
         #: Rollouts and the solver in C where the rules allow (``native.py``): the same values.
         self.native = option(native, "EXPERT_NATIVE", "1", lambda v: str(v) != "0")
+        #: In the C rollouts, the first ``own_plies`` moves each chosen by the seat's own
+        #: search over ``own`` deals imagined from its view (0: the policy; ``native.c``).
+        self.own = option(own, "EXPERT_OWN", "0", int)
+        self.own_plies = option(own_plies, "EXPERT_OWN_PLIES", "4", int)
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
         self.rng = random.Random(seed)
@@ -245,6 +251,7 @@ class ExpertBot:
             evaluator.native = native_for(
                 rules, self.outlook.table, self.seat & 1, self.exact_cards,
                 policy if self.careful else "greedy", evaluator.voids, first,
+                (self.own, self.own_plies), self.rng.getrandbits(32) if self.own else 0,
             )  # fmt: skip
         action, _, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,

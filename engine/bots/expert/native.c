@@ -35,6 +35,8 @@ typedef struct {
 typedef struct {
     int mode, low_rule, capot, eighteen_four, target, max_deals, deal, next_instant;
     int team, exact_cards, policy;
+    int own_samples, own_plies; /* the seats' own searches in rollouts (own_choice) */
+    uint64_t rng;
     const double *outlook;
     int limit; /* the table is (limit + 1) x (limit + 1) */
 } Ctx;
@@ -480,11 +482,100 @@ static void note_void(const Deal *d, int action, uint32_t *voids) {
         voids[d->to_move] |= SUIT_MASK(d->trick[0] >> 3);
 }
 
-/* Evaluator.rollout: the deal finished exactly if small enough, else by the policy. */
-static double rollout(Deal *d, const Ctx *x, uint32_t *voids) {
-    if (cards_left(d) <= x->exact_cards) return solve(d, x, -1.0, 2.0);
+/* The deal finished by the policy for every seat. */
+static double policy_rollout(Deal *d, const Ctx *x, uint32_t *voids) {
     for (;;) {
         int action = play_action(d, x, voids);
+        note_void(d, action, voids);
+        if (apply(d, x, action)) return leaf(d, x);
+    }
+}
+
+static inline uint64_t next_random(uint64_t *state) { /* xorshift64* */
+    uint64_t z = *state;
+    z ^= z >> 12; z ^= z << 25; z ^= z >> 27;
+    *state = z;
+    return z * 0x2545F4914F6CDD1DULL;
+}
+
+/* The hidden hands as the seat to move may imagine them: the cards it cannot see dealt at
+ * random to the other seats, each keeping its hand size and, where it can be kept, its public
+ * voids (a few tries; then the voids are dropped). Only the seat's own view is read. */
+static void imagine(Deal *d, const uint32_t *voids, uint64_t *rng) {
+    int me = d->to_move;
+    int seats[3], need[3], cards[32], n = 0;
+    uint32_t unknown = 0;
+    for (int i = 0; i < 3; i++) {
+        seats[i] = (me + 1 + i) & 3;
+        need[i] = popcount(d->hand[seats[i]]);
+        unknown |= d->hand[seats[i]];
+    }
+    for (uint32_t m = unknown; m; m &= m - 1) cards[n++] = __builtin_ctz(m);
+    for (int attempt = 0; attempt < 8; attempt++) {
+        int honour = attempt < 7;
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)(next_random(rng) % (uint64_t)(i + 1));
+            int t = cards[i]; cards[i] = cards[j]; cards[j] = t;
+        }
+        uint32_t hands[3] = {0, 0, 0};
+        int left[3] = {need[0], need[1], need[2]}, ok = 1;
+        for (int k = 0; k < n && ok; k++) {
+            int c = cards[k], options[3], count = 0;
+            for (int i = 0; i < 3; i++)
+                if (left[i] && !(honour && (voids[seats[i]] >> c & 1))) options[count++] = i;
+            if (!count) { ok = 0; break; }
+            int i = options[next_random(rng) % (uint64_t)count];
+            hands[i] |= 1u << c;
+            left[i]--;
+        }
+        if (ok) {
+            for (int i = 0; i < 3; i++) d->hand[seats[i]] = hands[i];
+            return;
+        }
+    }
+}
+
+/* The seat to move's card chosen by a small search of its own: each playable card finished by
+ * the policy in own_samples deals imagined from the seat's view (imagine), the best mean for
+ * its team (the searching team maximises the value, the other minimises it); ties keep the
+ * policy's card. Returns the action as play_action would flag it. */
+static int own_choice(const Deal *d, const Ctx *x, const uint32_t *voids, uint64_t *rng) {
+    uint32_t cards = playable(d);
+    int policy = play_action(d, x, voids);
+    if (popcount(cards) == 1) return policy;
+    int seat = d->to_move;
+    uint32_t announce = 0;
+    if (x->mode == MODE_FIRST_CARD && !(d->run_seat >= 0 && d->run_seat == seat))
+        announce = announceable(d->hand[seat]);
+    double sums[32] = {0};
+    for (int w = 0; w < x->own_samples; w++) {
+        Deal seen = *d;
+        imagine(&seen, voids, rng);
+        for (uint32_t m = cards; m; m &= m - 1) {
+            int c = __builtin_ctz(m);
+            int action = c | ((announce >> c & 1) ? POLITAINE_FLAG : 0);
+            Deal next = seen;
+            uint32_t v[4] = {voids[0], voids[1], voids[2], voids[3]};
+            note_void(&next, action, v);
+            sums[c] += apply(&next, x, action) ? leaf(&next, x) : policy_rollout(&next, x, v);
+        }
+    }
+    int sign = (seat & 1) == x->team ? 1 : -1;
+    int best = policy & 31;
+    double top = sign * sums[best];
+    for (uint32_t m = cards; m; m &= m - 1) {
+        int c = __builtin_ctz(m);
+        if (sign * sums[c] > top + 1e-12) { top = sign * sums[c]; best = c; }
+    }
+    return best | ((announce >> best & 1) ? POLITAINE_FLAG : 0);
+}
+
+/* Evaluator.rollout: the deal finished exactly if small enough, else by the policy (the first
+ * own_plies moves, where asked, each by the seat's own search: own_choice). */
+static double rollout(Deal *d, const Ctx *x, uint32_t *voids, uint64_t *rng) {
+    if (cards_left(d) <= x->exact_cards) return solve(d, x, -1.0, 2.0);
+    for (int ply = 0;; ply++) {
+        int action = ply < x->own_plies ? own_choice(d, x, voids, rng) : play_action(d, x, voids);
         note_void(d, action, voids);
         if (apply(d, x, action)) return leaf(d, x);
     }
@@ -507,9 +598,11 @@ static void unpack(const int32_t *p, Deal *d, Ctx *x, uint32_t *voids) {
     x->mode = p[40]; x->low_rule = p[41]; x->capot = p[42]; x->eighteen_four = p[43];
     x->target = p[44]; x->max_deals = p[45]; x->deal = p[46]; x->next_instant = p[47];
     x->team = p[48]; x->exact_cards = p[49]; x->policy = p[50];
+    x->own_samples = p[51]; x->own_plies = x->own_samples > 0 ? p[52] : 0;
+    x->rng = ((uint64_t)(uint32_t)p[53] << 32 | 0x9E3779B9u) ^ 0xD1B54A32D192ED03ULL;
 }
 
-#define FIELDS 51
+#define FIELDS 54
 
 /* The value of each of n actions of the seat to move (Evaluator.value), into out. */
 int qs_values(const int32_t *packed, const int32_t *actions, int n, const double *outlook,
@@ -525,7 +618,8 @@ int qs_values(const int32_t *packed, const int32_t *actions, int n, const double
         uint32_t voids[4];
         memcpy(voids, base_voids, sizeof voids);
         note_void(&d, actions[i], voids);
-        out[i] = apply(&d, &x, actions[i]) ? leaf(&d, &x) : rollout(&d, &x, voids);
+        uint64_t rng = x.rng; /* every candidate sees the same imagined deals */
+        out[i] = apply(&d, &x, actions[i]) ? leaf(&d, &x) : rollout(&d, &x, voids, &rng);
     }
     return 0;
 }

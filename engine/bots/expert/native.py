@@ -35,7 +35,7 @@ from engine.state import PLAY_PHASE, State
 
 SOURCE = Path(__file__).with_name("native.c")
 #: How many ints ``native.c`` reads (``qs_fields``).
-FIELDS = 51
+FIELDS = 54
 _MODES = {Politaine.OFF: 0, Politaine.FIRST_CARD: 1, Politaine.BEFORE_PLAY: 2}
 _LOW_RULES = {LowLead.OFF: 0, LowLead.EVERY_TRICK: 1, LowLead.FIRST_TRICK: 2}
 _POLICIES = {"greedy": 0, "careful": 1, "shrewd": 2}
@@ -135,6 +135,8 @@ class NativeValues:
         exact_cards: int,
         policy: str,
         voids: list[int] | None,
+        own: tuple[int, int] = (0, 0),
+        seed: int = 0,
     ) -> None:
         self.lib = lib
         self.rules = rules
@@ -144,6 +146,9 @@ class NativeValues:
         self.exact_cards = exact_cards
         self.policy = _POLICIES[policy]
         self.voids = list(voids) if voids is not None else [0, 0, 0, 0]
+        #: The seats' own searches in rollouts: (deals imagined a move, moves searched).
+        self.own = own
+        self._seed = seed & _MASK
         self._tail: list[int] | None = None
         self._out = (ctypes.c_double * 64)()
         self._pointer = self.table.ctypes.data
@@ -161,7 +166,7 @@ class NativeValues:
             self._tail = [
                 _MODES[rules.politaine], _LOW_RULES[rules.low_lead], int(rules.capot),
                 int(rules.eighteen_four), rules.target, MAX_DEALS, table.deal, instant_team,
-                self.team, self.exact_cards, self.policy,
+                self.team, self.exact_cards, self.policy, *self.own,
             ]  # fmt: skip
         return self._tail
 
@@ -184,8 +189,9 @@ class NativeValues:
             len(table[_TRICKS]), taken[0], taken[1], won[0], won[1], int(table[_LOW]),
             *(run if run is not None else (-1, 0, 0)), len(announced), *ann, *poules,
             bonus[0], bonus[1], melds[0], melds[1], score[0], score[1], *self.voids,
-            *self._rules_tail(world),
+            *self._rules_tail(world), self._seed,
         ]  # fmt: skip
+        self._seed = (self._seed * 0x9E3779B1 + 0x7F4A7C15) & _MASK  # the next world's deals
         data = np.array(ints, dtype=np.int64).astype(np.int32).tobytes()
         moves = np.array(actions, dtype=np.int32).tobytes()
         out = self._out
@@ -201,6 +207,8 @@ def native_for(
     policy: str,
     voids: list[int] | None,
     world: State,
+    own: tuple[int, int] = (0, 0),
+    seed: int = 0,
 ) -> NativeValues | None:
     """The C values for this decision, or ``None`` where they stay in Python."""
     if not in_scope(rules) or world[0] != PLAY_PHASE or len(world[4][_TRICKS]) >= TRICKS_PER_DEAL:
@@ -208,4 +216,4 @@ def native_for(
     lib = library()
     if lib is None:
         return None
-    return NativeValues(lib, rules, table, team, exact_cards, policy, voids)
+    return NativeValues(lib, rules, table, team, exact_cards, policy, voids, own, seed)
