@@ -12,10 +12,19 @@ import pytest
 
 from engine.actions import CLAIM, SLIDE, TAP
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
-from engine.bots.expert import DEFAULT_WORLDS, MELD_EXACT, MELD_WORLDS, ExpertBot, pooled
+from engine.bots.expert import (
+    DEFAULT_WORLDS,
+    MELD_EXACT,
+    MELD_WORLDS,
+    NATIVE_EXACT,
+    NATIVE_WORLDS,
+    ExpertBot,
+    pooled,
+)
 from engine.bots.expert.carding import carded, twin_class
 from engine.bots.expert.ending import deal_end, ends_deal, last_trick_end, last_trick_forced
 from engine.bots.expert.fit import HIGH_LIFT, LOW_LIFT, OpponentFit, deal_agreement, lift, miss_for
+from engine.bots.expert.native import library
 from engine.bots.expert.policy import policy_action
 from engine.bots.expert.prune import distinct_cards
 from engine.bots.expert.sampler import Sampler
@@ -70,8 +79,11 @@ def test_full_budget_by_rule_set(monkeypatch):
         bot.hello({"seat": 0, "rules": rules_for(preset).to_dict(), "match": "m"})
         return bot.max_worlds
 
-    assert budget("quatre-sept") == DEFAULT_WORLDS == 88
+    assert budget("quatre-sept", native=False) == DEFAULT_WORLDS == 88
     assert budget("pollack") == MELD_WORLDS == 64  # melds: more deals measured weaker
+    # The search in C (rules without melds or claims) spends the same time on more deals.
+    assert budget("quatre-sept") == (NATIVE_WORLDS if library() else DEFAULT_WORLDS)
+    assert budget("quatre-sept", worlds=16) == 16
     assert budget("pollack", worlds=16) == 16  # a budget asked for is kept
     assert make_bot("expert-4").max_worlds == DEFAULT_WORLDS
 
@@ -84,12 +96,16 @@ def test_exact_solver_size_by_rule_set(monkeypatch):
         bot.hello({"seat": 1, "rules": rules_for(preset).to_dict(), "match": "m"})
         return bot
 
-    assert greet(ExpertBot(), "quatre-sept").exact_cards == EXACT_CARDS == 12
+    assert greet(ExpertBot(native=False), "quatre-sept").exact_cards == EXACT_CARDS == 12
+    native = library() is not None
+    assert greet(ExpertBot(), "la-poule").exact_cards == (NATIVE_EXACT if native else 12)
     assert greet(ExpertBot(), "pollack").exact_cards == MELD_EXACT == 4  # the last trick only
     assert greet(ExpertBot(exact=8), "pollack").exact_cards == 8  # a size asked for is kept
     # One bot greeted for a meld match, then a plain one, takes each rule set's own settings.
-    bot = greet(greet(ExpertBot(), "pollack"), "politaine")
+    bot = greet(greet(ExpertBot(native=False), "pollack"), "politaine")
     assert (bot.exact_cards, bot.max_worlds) == (EXACT_CARDS, DEFAULT_WORLDS)
+    bot = greet(greet(ExpertBot(), "pollack"), "politaine")
+    assert bot.max_worlds == (NATIVE_WORLDS if native else DEFAULT_WORLDS)
 
 
 def test_deterministic_given_the_seed():
@@ -125,7 +141,8 @@ def test_waiting_for_a_core_costs_the_expert_no_deals(monkeypatch):
 
     monkeypatch.setattr(search.Evaluator, "value", asleep)
     monkeypatch.setattr(expert, "pimc", counted)
-    seats = [BotSeat(ExpertBot(worlds=12, move_ms=10_000, adaptive=False))] + [
+    # (The Python search: the C one evaluates a deal's candidates in one call, not patched here.)
+    seats = [BotSeat(ExpertBot(worlds=12, move_ms=10_000, adaptive=False, native=False))] + [
         BotSeat(make_bot("greedy")) for _ in range(3)
     ]
     clock = AnnouncedClock(move_ms=400, bank_ms=600_000)  # the expert's cap: 120 ms a decision

@@ -29,7 +29,7 @@ from engine.state import State
 
 from .carding import carded
 from .fit import OpponentFit
-from .native import native_for
+from .native import library, native_for
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
 from .prune import distinct_cards, tna_apart
@@ -47,6 +47,11 @@ MELD_WORLDS = 64
 #: rollouts, which see one hand, finish the last three tricks better than a solver that lets every
 #: seat see every card (``docs/expert.md``, round 11).
 MELD_EXACT = 4
+#: The full budget and solver size where the search runs in C (``native.py``: a C compiler on
+#: the host) and melds do not count: what the Python search's budget costs buys this much
+#: there (``docs/expert.md``, round 14).
+NATIVE_WORLDS = 352
+NATIVE_EXACT = 16
 DEFAULT_MS = 150.0
 #: Likelihood factor of a play the rollout policy would not have made (soft inference).
 DEFAULT_MISS = 0.3
@@ -101,10 +106,12 @@ class ExpertBot:
             return value if value is not None else kind(os.environ.get(name, default))
 
         self.max_worlds = option(worlds, "EXPERT_WORLDS", DEFAULT_WORLDS, int)
-        asked = worlds is not None or "EXPERT_WORLDS" in os.environ
-        #: The budget and solver size where melds count, and where they do not (``hello``).
+        asked = worlds_asked = worlds is not None or "EXPERT_WORLDS" in os.environ
+        #: The budget and solver size where melds count, where they do not, and where the
+        #: search runs in C (``hello``).
         self.meld_worlds = self.max_worlds if asked else MELD_WORLDS
         self.plain_worlds = self.max_worlds
+        self.native_worlds = self.max_worlds if asked else NATIVE_WORLDS
         self.move_ms = option(move_ms, "EXPERT_MS", DEFAULT_MS, float)
         self.evidence = Evidence(
             miss=option(miss, "EXPERT_MISS", DEFAULT_MISS, float),
@@ -119,6 +126,8 @@ class ExpertBot:
         asked = exact is not None or "EXPERT_EXACT" in os.environ
         self.meld_exact = self.exact_cards if asked else MELD_EXACT
         self.plain_exact = self.exact_cards
+        # The C search's solver size goes with its budget: a budget asked for keeps the size.
+        self.native_exact = self.exact_cards if asked or worlds_asked else NATIVE_EXACT
         self.prior = option(prior, "EXPERT_PRIOR", DEFAULT_PRIOR, float)
         self.adaptive = option(adaptive, "EXPERT_ADAPTIVE", "1", lambda v: str(v) != "0")
         self.careful = option(careful, "EXPERT_CAREFUL", "1", lambda v: str(v) != "0")
@@ -160,6 +169,8 @@ class ExpertBot:
         melds = self.rules.melds
         self.max_worlds = self.meld_worlds if melds else self.plain_worlds
         self.exact_cards = self.meld_exact if melds else self.plain_exact
+        if self.native and not melds and library() is not None:
+            self.max_worlds, self.exact_cards = self.native_worlds, self.native_exact
         self.outlook = Outlook(self.rules)
         clock = message.get("clock") or {}
         self.bank_left = clock.get("bank_ms", 60_000) / 1000

@@ -1,7 +1,7 @@
 /* The expert's rollouts and exact solver in C: the same values as search.py's Python, faster.
  *
- * Scope: the play phase of rule sets without melds and without claims (quatre-sept, politaine,
- * la-poule and their options); the caller (native.py) keeps every other case in Python.
+ * Scope: the play phase of every rule set (melds and claims included); the caller (native.py)
+ * keeps rollouts with random moves or smoothed values in Python.
  * Invariant: for every state in scope, qs_values returns bit for bit the values of
  * Evaluator.value (policy.py's three policies, state.py's card play, ending.py's deal end,
  * outlook.py's table); tests/engine/test_native.py compares them on random positions.
@@ -14,12 +14,14 @@
 #include <string.h>
 
 #define POLITAINE_FLAG 32
+#define CLAIM 256
 #define LAST_TRICK_THIRDS 3
 #define POLITAINE_POINTS 11
 
 enum { MODE_OFF = 0, MODE_FIRST_CARD = 1, MODE_BEFORE_PLAY = 2 };
 enum { LOW_OFF = 0, LOW_EVERY = 1, LOW_FIRST = 2 };
 enum { POLICY_GREEDY = 0, POLICY_CAREFUL = 1, POLICY_SHREWD = 2 };
+enum { CLAIM_OFF = 0, CLAIM_ON_LEAD = 1, CLAIM_ANY_TURN = 2 };
 
 /* The deal in progress: what the engine's State and Table hold that a rollout reads. */
 typedef struct {
@@ -29,12 +31,15 @@ typedef struct {
     int run_seat, run_suit, run_count; /* run_seat -1: no politaine run under way */
     int nann, ann_seat[4], ann_card[4]; /* politaine announcements of the trick in progress */
     int poules[4], bonus[2], melds[2], score[2];
+    int melded;  /* meld ids scored this deal (engine/actions.py) */
+    int claimed; /* -1, or the team that won the match by a claim */
 } Deal;
 
 /* What stays fixed over a decision: the rules, the searching team, the outlook table. */
 typedef struct {
     int mode, low_rule, capot, eighteen_four, target, max_deals, deal, next_instant;
     int team, exact_cards, policy;
+    int meld_rule, claim_rule;
     int own_samples, own_plies; /* the seats' own searches in rollouts (own_choice) */
     uint64_t rng;
     const double *outlook;
@@ -301,7 +306,15 @@ static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t c
 }
 
 /* policy.play_action: the card, announced where the first-card politaine allows. */
+/* policy.claim_is_sure where a claim is offered now (claim.offered). */
+static int claim_now(const Deal *d, const Ctx *x) {
+    if (x->claim_rule == CLAIM_OFF || (x->claim_rule == CLAIM_ON_LEAD && d->ntrick)) return 0;
+    int team = d->to_move & 1;
+    return d->score[team] + d->taken[team] / 3 + d->melds[team] >= x->target;
+}
+
 static int play_action(const Deal *d, const Ctx *x, const uint32_t *voids) {
+    if (claim_now(d, x)) return CLAIM;
     uint32_t cards = playable(d);
     int seat = d->to_move;
     uint32_t hand = d->hand[seat];
@@ -385,9 +398,49 @@ static Outcome deal_end(const Deal *d, const Ctx *x) {
     return o;
 }
 
-/* State.apply of a play; returns 1 when it ended the deal. */
+/* melds.available_melds: the meld ids hand could meld now (at most 7), returns how many. */
+static int available_melds(uint32_t hand, int melded, int *found) {
+    int n = 0;
+    for (int s = 0; s < 4; s++)
+        if ((hand & TNA_MASK(s)) == TNA_MASK(s) && !(melded >> s & 1)) found[n++] = s;
+    for (int rank = 0; rank < 3; rank++) {
+        if (melded & ((1 << (4 + rank)) | (0xF << (7 + 4 * rank)))) continue;
+        uint32_t held = hand & (0x01010101u << rank);
+        int count = popcount(held);
+        if (count == 4) found[n++] = 4 + rank;
+        else if (count == 3) {
+            int missing = 0;
+            while (held >> (8 * missing + rank) & 1) missing++;
+            found[n++] = 7 + 4 * rank + missing;
+        }
+    }
+    return n;
+}
+
+/* The seat about to play melds what the policy melds (everything, first meld first: the
+ * engine's turn_phase, then policy_action's legal[0] until none is left), where melds count and
+ * its team has won a trick this deal (the first leader melded before the search began). */
+static void turn(Deal *d, const Ctx *x, int seat) {
+    if (!x->meld_rule || !d->won[seat & 1]) return;
+    uint32_t hand = d->hand[seat];
+    if (popcount(hand & TNA_ALL) < 3) return;
+    int found[8];
+    while (available_melds(hand, d->melded, found)) {
+        int meld = found[0];
+        d->melds[seat & 1] += (meld >= 4 && meld < 7) ? 4 : 3;
+        d->melded |= 1 << meld;
+    }
+}
+
+/* State.apply of a play or the claim; returns 1 when it ended the deal (or the match). */
 static int apply(Deal *d, const Ctx *x, int action) {
     int seat = d->to_move;
+    if (action == CLAIM) {
+        int team = seat & 1;
+        int count = d->score[team] + d->taken[team] / 3 + d->melds[team];
+        d->claimed = count >= x->target ? team : 1 - team;
+        return 1;
+    }
     int card = action & 31;
     d->hand[seat] &= ~(1u << card);
     if (action & POLITAINE_FLAG) {
@@ -398,6 +451,7 @@ static int apply(Deal *d, const Ctx *x, int action) {
     d->trick[d->ntrick++] = card;
     if (d->ntrick < 4) {
         d->to_move = (seat + 1) & 3;
+        turn(d, x, d->to_move);
         return 0;
     }
     int a = d->trick[0], low = a & ~7, best = a, pos = 0;
@@ -420,7 +474,9 @@ static int apply(Deal *d, const Ctx *x, int action) {
     d->ntrick = 0;
     d->leader = winner;
     d->to_move = winner;
-    return last;
+    if (last) return 1;
+    turn(d, x, winner);
+    return 0;
 }
 
 /* -- values (search.py) ------------------------------------------------------------------------ */
@@ -432,6 +488,7 @@ static double win_chance(const Ctx *x, int mine, int theirs) {
 }
 
 static double leaf(const Deal *d, const Ctx *x) {
+    if (d->claimed >= 0) return d->claimed == x->team ? 1.0 : 0.0;
     Outcome o = deal_end(d, x);
     if (o.over) return o.winner < 0 ? 0.5 : o.winner == x->team ? 1.0 : 0.0;
     return win_chance(x, o.score[x->team], o.score[1 - x->team]);
@@ -442,6 +499,11 @@ static inline int cards_left(const Deal *d) {
 }
 
 static double solve(const Deal *d, const Ctx *x, double alpha, double beta) {
+    if (claim_now(d, x)) { /* solver_moves: only the claim where the count is sure */
+        Deal next = *d;
+        apply(&next, x, CLAIM);
+        return leaf(&next, x);
+    }
     uint32_t cards = playable(d);
     int seat = d->to_move;
     uint32_t announce = 0;
@@ -542,7 +604,7 @@ static void imagine(Deal *d, const uint32_t *voids, uint64_t *rng) {
 static int own_choice(const Deal *d, const Ctx *x, const uint32_t *voids, uint64_t *rng) {
     uint32_t cards = playable(d);
     int policy = play_action(d, x, voids);
-    if (popcount(cards) == 1) return policy;
+    if (policy == CLAIM || popcount(cards) == 1) return policy;
     int seat = d->to_move;
     uint32_t announce = 0;
     if (x->mode == MODE_FIRST_CARD && !(d->run_seat >= 0 && d->run_seat == seat))
@@ -599,10 +661,13 @@ static void unpack(const int32_t *p, Deal *d, Ctx *x, uint32_t *voids) {
     x->target = p[44]; x->max_deals = p[45]; x->deal = p[46]; x->next_instant = p[47];
     x->team = p[48]; x->exact_cards = p[49]; x->policy = p[50];
     x->own_samples = p[51]; x->own_plies = x->own_samples > 0 ? p[52] : 0;
-    x->rng = ((uint64_t)(uint32_t)p[53] << 32 | 0x9E3779B9u) ^ 0xD1B54A32D192ED03ULL;
+    x->meld_rule = p[53]; x->claim_rule = p[54];
+    d->melded = p[55];
+    d->claimed = -1;
+    x->rng = ((uint64_t)(uint32_t)p[56] << 32 | 0x9E3779B9u) ^ 0xD1B54A32D192ED03ULL;
 }
 
-#define FIELDS 54
+#define FIELDS 57
 
 /* The value of each of n actions of the seat to move (Evaluator.value), into out. */
 int qs_values(const int32_t *packed, const int32_t *actions, int n, const double *outlook,

@@ -3,9 +3,9 @@
 ``NativeValues.for_world`` packs a sampled world into the ints ``native.c`` reads and returns
 the value of each candidate action, bit for bit what ``Evaluator.value`` computes in Python
 (``tests/engine/test_native.py`` holds them equal on random positions), several times faster.
-Scope: the play phase of rule sets without melds and claims, rollouts without random moves
-(``eps``) or ``smooth`` values; ``native_for`` returns ``None`` elsewhere and search stays in
-Python, as it does when no C compiler is at hand or ``EXPERT_NATIVE=0`` is set.
+Scope: the play phase of every rule set, rollouts without random moves (``eps``) or ``smooth``
+values (the bot keeps those in Python); ``native_for`` returns ``None`` where no C compiler is
+at hand or ``EXPERT_NATIVE=0`` is set, and search stays in Python.
 
 The library is built once per host and source with the C compiler (``$CC``, ``cc`` or ``gcc``)
 into a private cache folder (``EXPERT_NATIVE_DIR``, else ``$XDG_CACHE_HOME``/``~/.cache``, else
@@ -35,16 +35,18 @@ from engine.state import PLAY_PHASE, State
 
 SOURCE = Path(__file__).with_name("native.c")
 #: How many ints ``native.c`` reads (``qs_fields``).
-FIELDS = 54
+FIELDS = 57
 _MODES = {Politaine.OFF: 0, Politaine.FIRST_CARD: 1, Politaine.BEFORE_PLAY: 2}
 _LOW_RULES = {LowLead.OFF: 0, LowLead.EVERY_TRICK: 1, LowLead.FIRST_TRICK: 2}
 _POLICIES = {"greedy": 0, "careful": 1, "shrewd": 2}
+_CLAIM_RULES = {ClaimOut.OFF: 0, ClaimOut.ON_LEAD: 1, ClaimOut.ANY_TURN: 2}
 _MASK = (1 << 32) - 1
-(_LEADER, _TRICKS, _TAKEN, _WON, _LOW, _RUN, _ANNOUNCED, _POULES, _BONUS, _MELDS, _SCORE) = (
+(_LEADER, _TRICKS, _TAKEN, _WON, _LOW, _RUN, _ANNOUNCED, _POULES, _BONUS, _MELDS, _SCORE,
+ _MELDED) = (
     Table._fields.index(name)
     for name in (
         "leader", "tricks", "taken", "won", "low", "run", "announced", "poules", "bonus",
-        "melds", "score",
+        "melds", "score", "melded",
     )
 )  # fmt: skip
 
@@ -114,11 +116,6 @@ def library() -> ctypes.CDLL | None:
     return lib
 
 
-def in_scope(rules: RuleSet) -> bool:
-    """Rules the C search plays: no melds, no claims."""
-    return not rules.melds and rules.claim_out is ClaimOut.OFF
-
-
 class NativeValues:
     """``Evaluator.value`` for the candidates of one decision, in C.
 
@@ -166,7 +163,8 @@ class NativeValues:
             self._tail = [
                 _MODES[rules.politaine], _LOW_RULES[rules.low_lead], int(rules.capot),
                 int(rules.eighteen_four), rules.target, MAX_DEALS, table.deal, instant_team,
-                self.team, self.exact_cards, self.policy, *self.own,
+                self.team, self.exact_cards, self.policy, *self.own, int(rules.melds),
+                _CLAIM_RULES[rules.claim_out],
             ]  # fmt: skip
         return self._tail
 
@@ -189,7 +187,7 @@ class NativeValues:
             len(table[_TRICKS]), taken[0], taken[1], won[0], won[1], int(table[_LOW]),
             *(run if run is not None else (-1, 0, 0)), len(announced), *ann, *poules,
             bonus[0], bonus[1], melds[0], melds[1], score[0], score[1], *self.voids,
-            *self._rules_tail(world), self._seed,
+            *self._rules_tail(world), table[_MELDED], self._seed,
         ]  # fmt: skip
         self._seed = (self._seed * 0x9E3779B1 + 0x7F4A7C15) & _MASK  # the next world's deals
         data = np.array(ints, dtype=np.int64).astype(np.int32).tobytes()
@@ -211,7 +209,7 @@ def native_for(
     seed: int = 0,
 ) -> NativeValues | None:
     """The C values for this decision, or ``None`` where they stay in Python."""
-    if not in_scope(rules) or world[0] != PLAY_PHASE or len(world[4][_TRICKS]) >= TRICKS_PER_DEAL:
+    if world[0] != PLAY_PHASE or len(world[4][_TRICKS]) >= TRICKS_PER_DEAL:
         return None
     lib = library()
     if lib is None:
