@@ -10,6 +10,8 @@ at hand or ``EXPERT_NATIVE=0`` is set, and search stays in Python.
 The library is built once per host and source with the C compiler (``$CC``, ``cc`` or ``gcc``)
 into a private cache folder (``EXPERT_NATIVE_DIR``, else ``$XDG_CACHE_HOME``/``~/.cache``, else
 the temporary folder), complete or not at all: a build writes a file of its own and renames it.
+The platform image builds it at image build time (``platform/Dockerfile``), named by the same
+digest of the source.
 """
 
 from __future__ import annotations
@@ -64,13 +66,15 @@ def _cache_dir() -> Path:
 
 
 def _private(folder: Path) -> bool:
-    """``folder`` exists (made if need be), is ours and no one else may write in it."""
+    """``folder`` exists (made if need be), is ours or root's (an image's prebuilt library),
+    and no one else may write in it."""
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = folder.stat()
     except OSError:
         return False
-    return info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    owner_ok = info.st_uid in (os.getuid(), 0)
+    return owner_ok and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 @functools.cache
@@ -85,6 +89,8 @@ def library() -> ctypes.CDLL | None:
         return None
     target = folder / f"expert-native-{digest}.so"
     if not target.is_file():
+        if not os.access(folder, os.W_OK):
+            return None  # a read-only folder without this source's library (an older image)
         compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
         if not compiler:
             return None
