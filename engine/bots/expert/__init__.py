@@ -169,7 +169,9 @@ class ExpertBot:
         melds = self.rules.melds
         self.max_worlds = self.meld_worlds if melds else self.plain_worlds
         self.exact_cards = self.meld_exact if melds else self.plain_exact
-        if self.native and not melds and library() is not None:
+        # Built (once per host and source) while greeted: hello's clock is the long one.
+        native = self.native and library() is not None
+        if native and not melds:
             self.max_worlds, self.exact_cards = self.native_worlds, self.native_exact
         self.outlook = Outlook(self.rules)
         clock = message.get("clock") or {}
