@@ -97,3 +97,44 @@ def test_the_expert_plays_the_same_match_with_and_without_c(preset):
         return outcome.replay["deals"]
 
     assert play(True) == play(False)
+
+
+@needs_native
+def test_the_library_is_built_once_into_a_private_folder(tmp_path, monkeypatch):
+    folder = tmp_path / "native"
+    monkeypatch.setenv("EXPERT_NATIVE_DIR", str(folder))
+    library.cache_clear()
+    try:
+        assert library() is not None
+        built = list(folder.iterdir())
+        assert [p.name.startswith("expert-native-") and p.suffix == ".so" for p in built] == [True]
+        assert folder.stat().st_mode & 0o077 == 0  # nobody else may write (or read) there
+        stamp = built[0].stat().st_mtime_ns
+        library.cache_clear()
+        assert library() is not None and built[0].stat().st_mtime_ns == stamp  # not rebuilt
+    finally:
+        library.cache_clear()
+
+
+def test_a_folder_others_may_write_in_is_never_loaded_from(tmp_path, monkeypatch):
+    """A library in a folder another user can write could be swapped for any code: refused, and
+    the expert searches in Python."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o777)
+    monkeypatch.setenv("EXPERT_NATIVE_DIR", str(folder))
+    library.cache_clear()
+    try:
+        assert library() is None
+        assert list(folder.iterdir()) == []
+    finally:
+        library.cache_clear()
+
+
+def test_expert_native_0_keeps_the_search_in_python(monkeypatch):
+    monkeypatch.setenv("EXPERT_NATIVE", "0")
+    library.cache_clear()
+    try:
+        assert library() is None
+    finally:
+        library.cache_clear()
