@@ -138,3 +138,24 @@ def test_expert_native_0_keeps_the_search_in_python(monkeypatch):
         assert library() is None
     finally:
         library.cache_clear()
+
+
+@needs_native
+@pytest.mark.parametrize("preset", ["quatre-sept", "pollack"])
+def test_the_seats_own_searches_play_legal_replayable_matches(preset, capsys):
+    rules = rules_for(preset)
+    clock = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)
+
+    def play() -> list:
+        seats = [
+            BotSeat(ExpertBot(worlds=4, move_ms=60_000, own=4, own_team=s == 2))
+            if s % 2 == 0
+            else BotSeat(make_bot("tracker"))
+            for s in range(4)
+        ]
+        outcome = referee_match(rules, seats, seed=9, match_id="own", clock=clock)
+        assert outcome.replay["result"]["fault"] is None
+        return outcome.replay["deals"]
+
+    assert play() == play()
+    assert "expert:" not in capsys.readouterr().err  # no decision fell back

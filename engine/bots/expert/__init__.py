@@ -101,6 +101,7 @@ class ExpertBot:
         native: bool | None = None,
         own: int | None = None,
         own_plies: int | None = None,
+        own_team: bool | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -153,6 +154,7 @@ class ExpertBot:
         #: search over ``own`` deals imagined from its view (0: the policy; ``native.c``).
         self.own = option(own, "EXPERT_OWN", "0", int)
         self.own_plies = option(own_plies, "EXPERT_OWN_PLIES", "4", int)
+        self.own_team = option(own_team, "EXPERT_OWN_TEAM", "0", lambda v: str(v) != "0")
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
         self.rng = random.Random(seed)
@@ -264,7 +266,8 @@ class ExpertBot:
             evaluator.native = native_for(
                 rules, self.outlook.table, self.seat & 1, self.exact_cards,
                 policy if self.careful else "greedy", evaluator.voids, first,
-                (self.own, self.own_plies), self.rng.getrandbits(32) if self.own else 0,
+                (self.own, self.own_plies, int(self.own_team)),
+                self.rng.getrandbits(32) if self.own else 0,
             )  # fmt: skip
         action, _, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,

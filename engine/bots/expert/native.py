@@ -37,7 +37,7 @@ from engine.state import PLAY_PHASE, State
 
 SOURCE = Path(__file__).with_name("native.c")
 #: How many ints ``native.c`` reads (``qs_fields``).
-FIELDS = 57
+FIELDS = 58
 _MODES = {Politaine.OFF: 0, Politaine.FIRST_CARD: 1, Politaine.BEFORE_PLAY: 2}
 _LOW_RULES = {LowLead.OFF: 0, LowLead.EVERY_TRICK: 1, LowLead.FIRST_TRICK: 2}
 _POLICIES = {"greedy": 0, "careful": 1, "shrewd": 2}
@@ -138,7 +138,7 @@ class NativeValues:
         exact_cards: int,
         policy: str,
         voids: list[int] | None,
-        own: tuple[int, int] = (0, 0),
+        own: tuple[int, int, int] = (0, 0, 0),
         seed: int = 0,
     ) -> None:
         self.lib = lib
@@ -149,7 +149,8 @@ class NativeValues:
         self.exact_cards = exact_cards
         self.policy = _POLICIES[policy]
         self.voids = list(voids) if voids is not None else [0, 0, 0, 0]
-        #: The seats' own searches in rollouts: (deals imagined a move, moves searched).
+        #: The seats' own searches in rollouts: (deals imagined a move, moves searched, 1 for
+        #: the searching team's seats only).
         self.own = own
         self._seed = seed & _MASK
         self._tail: list[int] | None = None
@@ -211,7 +212,7 @@ def native_for(
     policy: str,
     voids: list[int] | None,
     world: State,
-    own: tuple[int, int] = (0, 0),
+    own: tuple[int, int, int] = (0, 0, 0),
     seed: int = 0,
 ) -> NativeValues | None:
     """The C values for this decision, or ``None`` where they stay in Python."""
