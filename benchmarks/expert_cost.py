@@ -1,6 +1,7 @@
 """What one expert decision costs, today's tree against another revision, on the same positions.
 
     nice -n 19 python benchmarks/expert_cost.py --before main --worlds 64 --positions 30
+    nice -n 19 python benchmarks/expert_cost.py --before python --worlds 64 --positions 30
 
 Positions are real: every ``play`` decision with a choice that the expert on seat 0 met in
 matches against ``tracker`` (one match per seed, the expert at 8 deals), ``--positions`` of them
@@ -11,6 +12,7 @@ position ``--repeat`` times and its fastest time counts (what the decision costs
 machine's noise). Every decision
 must come out the same (the action and the number of deals searched): the script stops on the
 first difference, so a run that finishes also shows that play is unchanged on those positions.
+``--before python`` compares today's search in C with today's search in Python (``native=0``).
 ``--worlds-before`` gives the other expert another budget (then the decisions may differ): what
 budget of today's costs what the other's did.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import copy
 import cProfile
+import functools
 import pstats
 import statistics
 import sys
@@ -83,10 +86,10 @@ def positions(preset: str, count: int, seeds: int = 3) -> list[tuple[dict, dict]
 
 
 def decide(
-    cls: type, worlds: int, hello: dict, message: dict, number: int
+    cls: type, worlds: int, hello: dict, message: dict, number: int, exact: int | None = None
 ) -> tuple[str, int, float]:
     """One decision from scratch: (action, deals searched, seconds)."""
-    bot = cls(worlds=worlds, move_ms=100_000)
+    bot = cls(worlds=worlds, move_ms=100_000, **({"exact": exact} if exact else {}))
     bot.hello(copy.deepcopy(hello))
     bot.rng.seed(f"position {number}")
     message = copy.deepcopy(message)
@@ -102,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--worlds-before", type=int, default=None, help="the other's deals (default: --worlds)"
     )
+    parser.add_argument("--exact", type=int, default=None, help="today's solver size")
+    parser.add_argument("--exact-before", type=int, default=None, help="the other's")
     parser.add_argument("--positions", type=int, default=30, help="per preset")
     parser.add_argument("--presets", default=",".join(PRESETS))
     parser.add_argument("--repeat", type=int, default=3, help="decisions per position and bot")
@@ -122,7 +127,11 @@ def main(argv: list[str] | None = None) -> int:
         stats.sort_stats("tottime").print_stats(25)
         stats.sort_stats("cumulative").print_stats(30)
         return 0
-    old = expert_at(args.before)
+    old = (
+        functools.partial(ExpertBot, native=False)
+        if args.before == "python"
+        else expert_at(args.before)
+    )
     before_worlds = args.worlds_before or args.worlds
     bots = {"today": ExpertBot, "before": old}
     for cls in bots.values():  # warm up: the outlook tables, imports
@@ -137,16 +146,19 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.repeat):
                 for name in order:
                     worlds = before_worlds if name == "before" else args.worlds
-                    action, used, seconds = decide(bots[name], worlds, hello, message, i)
+                    exact = args.exact_before if name == "before" else args.exact
+                    action, used, seconds = decide(bots[name], worlds, hello, message, i, exact)
                     results[name] = (action, used)
                     best[name] = min(best[name], seconds)
             for name in order:
                 times[p][name].append(best[name])
-            if before_worlds == args.worlds and results["today"] != results["before"]:
+            same = before_worlds == args.worlds and args.exact == args.exact_before
+            if same and results["today"] != results["before"]:
                 print(f"DIFFERENT {p} position {i}: {results}")
                 return 1
     print(
-        f"{args.worlds} deals against {before_worlds}, positions per preset {args.positions},"
+        f"{args.worlds} deals (solver {args.exact or 'default'}) against {before_worlds}"
+        f" (solver {args.exact_before or 'default'}), positions per preset {args.positions},"
         f" vs {args.before}"
     )
 
@@ -164,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         line(p, times[p]["today"], times[p]["before"])
     line("all", [t for p in presets for t in times[p]["today"]],
          [t for p in presets for t in times[p]["before"]])  # fmt: skip
-    if before_worlds == args.worlds:
+    if before_worlds == args.worlds and args.exact == args.exact_before:
         print("every decision the same")
     return 0
 
