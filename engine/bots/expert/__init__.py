@@ -50,7 +50,7 @@ MELD_EXACT = 4
 #: The full budget and solver size where the search runs in C (``native.py``: a C compiler on
 #: the host) and melds do not count: what the Python search's budget costs buys this much
 #: there (``docs/expert.md``, round 14).
-NATIVE_WORLDS = 352
+NATIVE_WORLDS = 528
 NATIVE_EXACT = 16
 DEFAULT_MS = 150.0
 #: Likelihood factor of a play the rollout policy would not have made (soft inference).
