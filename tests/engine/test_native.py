@@ -70,7 +70,7 @@ def test_native_values_are_the_pythons(rules, exact):
                 actions = list(state.legal())
                 expected = [evaluator.value(state, a) for a in actions]
                 native = native_for(
-                    rules, outlook.table, team, exact, policy, evaluator.voids, state
+                    state, rules, outlook.table, team, exact, policy, evaluator.voids
                 )
                 assert native is not None
                 assert native.values(state, actions) == expected, (policy, state)

@@ -264,8 +264,8 @@ class ExpertBot:
         if self.native and not self.eps and not self.smooth:
             policy = "shrewd" if self.shrewd else "careful"
             evaluator.native = native_for(
-                rules, self.outlook.table, self.seat & 1, self.exact_cards,
-                policy if self.careful else "greedy", evaluator.voids, first,
+                first, rules, self.outlook.table, self.seat & 1, self.exact_cards,
+                policy if self.careful else "greedy", evaluator.voids,
                 (self.own, self.own_plies, int(self.own_team)),
                 self.rng.getrandbits(32) if self.own else 0,
             )  # fmt: skip

@@ -134,6 +134,17 @@ static int feed(uint32_t cards) {
 
 static inline int highest_code(uint32_t cards) { return 31 - __builtin_clz(cards); }
 
+/* The cards of ``cards`` that no card of ``threat`` beats (masters against the cards out, or
+ * sure winners against the cards the opponent still to play may hold). */
+static uint32_t unbeaten(uint32_t cards, uint32_t threat) {
+    uint32_t out = 0;
+    for (uint32_t m = cards; m; m &= m - 1) {
+        int c = __builtin_ctz(m);
+        if (!(stronger(c) & threat)) out |= 1u << c;
+    }
+    return out;
+}
+
 static int spare(uint32_t cards, uint32_t hand, uint32_t others) {
     int best = -1, bk = 1 << 30;
     for (uint32_t m = cards; m; m &= m - 1) {
@@ -203,9 +214,9 @@ static int greedy(const Deal *d, const Ctx *x, uint32_t cards, uint32_t hand, ui
         }
         if (last || f.thirds >= 3) return highest_code(beating);
         int best = -1, bk = 1 << 30;
-        for (uint32_t m = beating; m; m &= m - 1) {
+        for (uint32_t m = unbeaten(beating, others); m; m &= m - 1) {
             int c = __builtin_ctz(m);
-            if (!(stronger(c) & others) && CARD_THIRDS(c) < bk) { bk = CARD_THIRDS(c); best = c; }
+            if (CARD_THIRDS(c) < bk) { bk = CARD_THIRDS(c); best = c; }
         }
         if (best >= 0) return best;
     }
@@ -235,11 +246,7 @@ static int careful(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t 
             if (run >= 0) return run;
         }
         if (last) return highest_code(beating);
-        uint32_t sure = 0;
-        for (uint32_t m = beating; m; m &= m - 1) {
-            int c = __builtin_ctz(m);
-            if (!(stronger(c) & threat)) sure |= 1u << c;
-        }
+        uint32_t sure = unbeaten(beating, threat);
         if (sure) return highest_code(sure);
         if (f.thirds >= 3) return highest_code(beating);
     }
@@ -256,11 +263,7 @@ static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t c
             int run = politaine_card(hand, cards, d, 1);
             if (run >= 0) return run;
         }
-        uint32_t masters = 0;
-        for (uint32_t m = cards; m; m &= m - 1) {
-            int c = __builtin_ctz(m);
-            if (!(stronger(c) & others)) masters |= 1u << c;
-        }
+        uint32_t masters = unbeaten(cards, others);
         if (masters) {
             uint32_t open_left = others & ~voids[left], open_right = others & ~voids[right];
             int best = -1, bk = -(1 << 30);
@@ -295,11 +298,7 @@ static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t c
             int run = politaine_card(hand, beating, d, 0);
             if (run >= 0) return run;
         }
-        uint32_t sure = 0;
-        for (uint32_t m = beating; m; m &= m - 1) {
-            int c = __builtin_ctz(m);
-            if (!(stronger(c) & threat)) sure |= 1u << c;
-        }
+        uint32_t sure = unbeaten(beating, threat);
         if (sure) return highest_code(sure);
         if (!f.partner_wins && f.thirds >= 3) return highest_code(beating);
     }

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -204,21 +205,12 @@ class NativeValues:
         return out[: len(actions)]
 
 
-def native_for(
-    rules: RuleSet,
-    table: np.ndarray,
-    team: int,
-    exact_cards: int,
-    policy: str,
-    voids: list[int] | None,
-    world: State,
-    own: tuple[int, int, int] = (0, 0, 0),
-    seed: int = 0,
-) -> NativeValues | None:
-    """The C values for this decision, or ``None`` where they stay in Python."""
+def native_for(world: State, *settings: Any, **named: Any) -> NativeValues | None:
+    """The C values for this decision (``NativeValues`` of ``settings`` after the library), or
+    ``None`` where they stay in Python; ``world`` is one of the decision's sampled deals."""
     if world[0] != PLAY_PHASE or len(world[4][_TRICKS]) >= TRICKS_PER_DEAL:
         return None
     lib = library()
     if lib is None:
         return None
-    return NativeValues(lib, rules, table, team, exact_cards, policy, voids, own, seed)
+    return NativeValues(lib, *settings, **named)
