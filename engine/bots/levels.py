@@ -31,7 +31,11 @@ def _level(number: int) -> type[ExpertBot]:
             super().__init__(seed, **options)
 
     Level.__name__ = Level.__qualname__ = f"ExpertLevel{number}"
-    Level.__doc__ = f"The expert at {worlds} sampled deal(s) a decision."
+    Level.__doc__ = (
+        f"The expert at {worlds} sampled deal(s) a decision."
+        if number < len(LEVEL_WORLDS)
+        else "The full expert's budget (more deals where its search runs in C)."
+    )
     return Level
 
 
