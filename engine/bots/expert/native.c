@@ -79,6 +79,18 @@ static uint32_t announceable(uint32_t hand) {
 }
 
 /* The cards the seat to move may play (follow suit, else anything; the low lead when bound). */
+/* The cards out in the other hands, as the seat to move sees them. */
+static inline uint32_t others_of(const Deal *d) {
+    return (d->hand[0] | d->hand[1] | d->hand[2] | d->hand[3]) & ~d->hand[d->to_move];
+}
+
+/* The cards the seat to move may announce a politaine with now: where the first-card politaine
+ * counts and no run of its own is under way (policy.play_action and solver_moves). */
+static uint32_t announce_mask(const Deal *d, int mode) {
+    if (mode != MODE_FIRST_CARD || (d->run_seat >= 0 && d->run_seat == d->to_move)) return 0;
+    return announceable(d->hand[d->to_move]);
+}
+
 static uint32_t playable(const Deal *d) {
     uint32_t hand = d->hand[d->to_move];
     if (d->ntrick) {
@@ -90,21 +102,26 @@ static uint32_t playable(const Deal *d) {
 
 /* -- the policies (policy.py) ------------------------------------------------------------------ */
 
+/* The first of A, T, 9 of ``suit`` among ``cards`` (a run is played from the top); -1 if none. */
+static int run_card(uint32_t cards, int suit) {
+    int base = suit << 3;
+    int order[3] = {base + 2, base, base + 1};
+    for (int i = 0; i < 3; i++)
+        if (cards >> order[i] & 1) return order[i];
+    return -1;
+}
+
 static int politaine_card(uint32_t hand, uint32_t cards, const Deal *d, int go_on) {
     if (go_on && d->run_seat >= 0 && d->run_seat == d->to_move) {
-        int base = d->run_suit << 3;
-        int order[3] = {base + 2, base, base + 1};
-        for (int i = 0; i < 3; i++)
-            if (cards >> order[i] & 1) return order[i];
+        int card = run_card(cards, d->run_suit);
+        if (card >= 0) return card;
     }
     uint32_t tna = hand & TNA_ALL;
     if (!(tna & (tna >> 1) & (tna >> 2) & SUIT_LOW_BITS)) return -1;
     for (int s = 0; s < 4; s++) {
         if ((hand & TNA_MASK(s)) == TNA_MASK(s)) {
-            int base = s << 3;
-            int order[3] = {base + 2, base, base + 1};
-            for (int i = 0; i < 3; i++)
-                if (cards >> order[i] & 1) return order[i];
+            int card = run_card(cards, s);
+            if (card >= 0) return card;
         }
     }
     return -1;
@@ -180,6 +197,11 @@ static uint32_t beating_of(uint32_t cards, SoFar f) {
     return cards & below_best & from_low;
 }
 
+/* Of ``cards``, those of the suits both opponents of ``seat`` lack and its partner may hold. */
+static uint32_t free_lead(uint32_t cards, const uint32_t *voids, int seat) {
+    return cards & voids[(seat + 1) & 3] & voids[(seat + 3) & 3] & ~voids[(seat + 2) & 3];
+}
+
 static int lead_run_or_master(const Deal *d, uint32_t hand, uint32_t others, uint32_t cards,
                               int runs) {
     if (runs) {
@@ -187,12 +209,10 @@ static int lead_run_or_master(const Deal *d, uint32_t hand, uint32_t others, uin
         if (run >= 0) return run;
     }
     int best = -1, bk = -(1 << 30);
-    for (uint32_t m = cards; m; m &= m - 1) {
+    for (uint32_t m = unbeaten(cards, others); m; m &= m - 1) {
         int c = __builtin_ctz(m);
-        if (!(stronger(c) & others)) {
-            int k = CARD_THIRDS(c) * 64 - c;
-            if (k > bk) { bk = k; best = c; }
-        }
+        int k = CARD_THIRDS(c) * 64 - c;
+        if (k > bk) { bk = k; best = c; }
     }
     return best;
 }
@@ -227,12 +247,11 @@ static int careful(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t 
                    uint32_t hand, uint32_t others) {
     int seat = d->to_move;
     int runs = x->mode != MODE_OFF;
-    int left = (seat + 1) & 3, right = (seat + 3) & 3;
+    int left = (seat + 1) & 3;
     if (!d->ntrick) {
         int lead = lead_run_or_master(d, hand, others, cards, runs);
         if (lead >= 0) return lead;
-        uint32_t both = voids[left] & voids[right] & ~voids[(seat + 2) & 3];
-        uint32_t free_ = cards & both;
+        uint32_t free_ = free_lead(cards, voids, seat);
         return cheapest(free_ ? free_ : cards);
     }
     SoFar f = so_far(d);
@@ -276,8 +295,7 @@ static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t c
             }
             return best;
         }
-        uint32_t both = voids[left] & voids[right] & ~voids[(seat + 2) & 3];
-        uint32_t free_ = cards & both;
+        uint32_t free_ = free_lead(cards, voids, seat);
         return spare(free_ ? free_ : cards, hand, others);
     }
     SoFar f = so_far(d);
@@ -305,14 +323,20 @@ static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t c
     return spare(cards, hand, others);
 }
 
-/* policy.play_action: the card, announced where the first-card politaine allows. */
+/* claim.count: what a claim by the team of the seat to move would count now. */
+static inline int claim_count(const Deal *d) {
+    int team = d->to_move & 1;
+    return d->score[team] + d->taken[team] / 3 + d->melds[team];
+}
+
 /* policy.claim_is_sure where a claim is offered now (claim.offered). */
 static int claim_now(const Deal *d, const Ctx *x) {
     if (x->claim_rule == CLAIM_OFF || (x->claim_rule == CLAIM_ON_LEAD && d->ntrick)) return 0;
-    int team = d->to_move & 1;
-    return d->score[team] + d->taken[team] / 3 + d->melds[team] >= x->target;
+    return claim_count(d) >= x->target;
 }
 
+/* policy.play_action: the claim where sure, else the card, announced where the first-card
+ * politaine allows. */
 static int play_action(const Deal *d, const Ctx *x, const uint32_t *voids) {
     if (claim_now(d, x)) return CLAIM;
     uint32_t cards = playable(d);
@@ -322,15 +346,12 @@ static int play_action(const Deal *d, const Ctx *x, const uint32_t *voids) {
     if (popcount(cards) == 1) {
         card = __builtin_ctz(cards);
     } else {
-        uint32_t others = (d->hand[0] | d->hand[1] | d->hand[2] | d->hand[3]) & ~hand;
+        uint32_t others = others_of(d);
         if (x->policy == POLICY_GREEDY) card = greedy(d, x, cards, hand, others);
         else if (x->policy == POLICY_SHREWD) card = shrewd(d, x, voids, cards, hand, others);
         else card = careful(d, x, voids, cards, hand, others);
     }
-    if (x->mode == MODE_FIRST_CARD && (announceable(hand) >> card & 1)
-        && !(d->run_seat >= 0 && d->run_seat == seat))
-        return card | POLITAINE_FLAG;
-    return card;
+    return card | ((announce_mask(d, x->mode) >> card & 1) ? POLITAINE_FLAG : 0);
 }
 
 /* -- card play (state.py) ---------------------------------------------------------------------- */
@@ -436,9 +457,7 @@ static void turn(Deal *d, const Ctx *x, int seat) {
 static int apply(Deal *d, const Ctx *x, int action) {
     int seat = d->to_move;
     if (action == CLAIM) {
-        int team = seat & 1;
-        int count = d->score[team] + d->taken[team] / 3 + d->melds[team];
-        d->claimed = count >= x->target ? team : 1 - team;
+        d->claimed = claim_count(d) >= x->target ? (seat & 1) : 1 - (seat & 1);
         return 1;
     }
     int card = action & 31;
@@ -506,16 +525,12 @@ static double solve(const Deal *d, const Ctx *x, double alpha, double beta) {
     }
     uint32_t cards = playable(d);
     int seat = d->to_move;
-    uint32_t announce = 0;
-    if (x->mode == MODE_FIRST_CARD && !(d->run_seat >= 0 && d->run_seat == seat))
-        announce = announceable(d->hand[seat]);
+    uint32_t announce = announce_mask(d, x->mode);
     int moves[8], n = 0;
     if (popcount(cards) == 1) {
         moves[n++] = __builtin_ctz(cards);
     } else {
-        uint32_t hand = d->hand[seat];
-        uint32_t others = (d->hand[0] | d->hand[1] | d->hand[2] | d->hand[3]) & ~hand;
-        int first = greedy(d, x, cards, hand, others);
+        int first = greedy(d, x, cards, d->hand[seat], others_of(d));
         moves[n++] = first;
         for (uint32_t m = cards & ~(1u << first); m; m &= m - 1) moves[n++] = __builtin_ctz(m);
     }
@@ -606,9 +621,7 @@ static int own_choice(const Deal *d, const Ctx *x, const uint32_t *voids, uint64
     int policy = play_action(d, x, voids);
     if (policy == CLAIM || popcount(cards) == 1) return policy;
     int seat = d->to_move;
-    uint32_t announce = 0;
-    if (x->mode == MODE_FIRST_CARD && !(d->run_seat >= 0 && d->run_seat == seat))
-        announce = announceable(d->hand[seat]);
+    uint32_t announce = announce_mask(d, x->mode);
     double sums[32] = {0};
     for (int w = 0; w < x->own_samples; w++) {
         Deal seen = *d;

@@ -1,6 +1,6 @@
-"""The expert's rollouts and exact solver in C (``native.c``), where the rules allow.
+"""The expert's rollouts and exact solver in C (``native.c``), where a C compiler is at hand.
 
-``NativeValues.for_world`` packs a sampled world into the ints ``native.c`` reads and returns
+``NativeValues.values`` packs a sampled world into the ints ``native.c`` reads and returns
 the value of each candidate action, bit for bit what ``Evaluator.value`` computes in Python
 (``tests/engine/test_native.py`` holds them equal on random positions), several times faster.
 Scope: the play phase of every rule set, rollouts without random moves (``eps``) or ``smooth``
@@ -156,6 +156,9 @@ class NativeValues:
         self._seed = seed & _MASK
         self._tail: list[int] | None = None
         self._out = (ctypes.c_double * 64)()
+        #: The candidates of the last call and their packed ints (every world has the same).
+        self._actions: list[int] | None = None
+        self._moves = b""
         self._pointer = self.table.ctypes.data
 
     def _rules_tail(self, world: State) -> list[int]:
@@ -199,9 +202,10 @@ class NativeValues:
         ]  # fmt: skip
         self._seed = (self._seed * 0x9E3779B1 + 0x7F4A7C15) & _MASK  # the next world's deals
         data = np.array(ints, dtype=np.int64).astype(np.int32).tobytes()
-        moves = np.array(actions, dtype=np.int32).tobytes()
+        if actions is not self._actions:
+            self._actions, self._moves = actions, np.array(actions, dtype=np.int32).tobytes()
         out = self._out
-        self.lib.qs_values(data, moves, len(actions), self._pointer, self.limit, out)
+        self.lib.qs_values(data, self._moves, len(actions), self._pointer, self.limit, out)
         return out[: len(actions)]
 
 

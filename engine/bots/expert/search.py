@@ -60,7 +60,7 @@ class Evaluator:
         self.deal = deal
         self.exact_cards = exact_cards
         self.voids = voids
-        #: The same values in C (``native.py``), where the rules and options allow.
+        #: The same values in C (``native.py``), where a compiler and the options allow.
         self.native: NativeValues | None = None
 
     def values(self, world: State, actions: list[int]) -> list[float]:
