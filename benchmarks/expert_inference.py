@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bot_strength import parse_bot
 
 from engine.bots import BotSeat, make_bot
 from engine.bots.expert import (
@@ -167,21 +170,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matches", type=int, default=12)
     parser.add_argument("--seed", type=int, default=100)
     parser.add_argument("--deals", type=int, default=48, help="sampled deals per reading")
-    parser.add_argument("--worlds", type=int, default=16, help="the players' own budget")
+    parser.add_argument(
+        "--worlds", type=int, default=16, help="the players' own budget (0: their default)"
+    )
     parser.add_argument(
         "--carding", action="store_true", help="the players play the carding convention"
     )
     parser.add_argument(
         "--opponent", default="", help="a built-in bot in seats 1 and 3 (default: experts)"
     )
+    parser.add_argument(
+        "--players", default="", help="the experts' options, e.g. prior=0.23 (bot_strength's form)"
+    )
     args = parser.parse_args(argv)
     rules = rules_for(args.rules)
     scorer = Scorer(rules, args.deals, args.carding)
     clock = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)  # no cap binds: replays exactly
+    _, options = parse_bot(f"expert:{args.players}")
+    if args.worlds:
+        options.setdefault("worlds", args.worlds)
     for seed in range(args.seed, args.seed + args.matches):
         seats = []
         for seat in range(4):
-            bot = Measured(worlds=args.worlds, move_ms=10_000, carding=args.carding)
+            bot = Measured(move_ms=10_000, carding=args.carding, **options)
             bot.scorer, bot.match_seed = scorer, seed
             seats.append(BotSeat(make_bot(args.opponent) if seat % 2 and args.opponent else bot))
         referee_match(rules, seats, seed=seed, match_id=f"inference-{seed}", clock=clock)

@@ -30,7 +30,13 @@ NATIVE_RULES = [
     rules_for("pollack", politaine="before-play", claim_out="any-turn"),
     rules_for("quatre-sept", claim_out="any-turn", melds=True, signals=True),
 ]
-POLICIES = [("shrewd", True, True), ("careful", True, False), ("greedy", False, False)]
+#: (policy, careful, shrewd, patience)
+POLICIES = [
+    ("shrewd", True, True, 0),
+    ("shrewd", True, True, 6),
+    ("careful", True, False, 0),
+    ("greedy", False, False, 0),
+]
 
 needs_native = pytest.mark.skipif(
     library() is None and not os.environ.get("CI"), reason="no C compiler for the native search"
@@ -62,16 +68,18 @@ def test_native_values_are_the_pythons(rules, exact):
         if compared >= 200:
             break
         for state, voids in _positions(rules, seed, 12):
-            for policy, careful, shrewd in POLICIES:
+            for policy, careful, shrewd, patience in POLICIES:
                 team = random.Random(seed).randrange(2)
                 evaluator = Evaluator(
-                    outlook, team, state.deal, exact, voids if careful else None, shrewd=shrewd
-                )
+                    outlook, team, state.deal, exact, voids if careful else None,
+                    shrewd=shrewd, patience=patience,
+                )  # fmt: skip
                 actions = list(state.legal())
                 expected = [evaluator.value(state, a) for a in actions]
                 native = native_for(
-                    state, rules, outlook.table, team, exact, policy, evaluator.voids
-                )
+                    state, rules, outlook.table, team, exact, policy, evaluator.voids,
+                    patience=patience,
+                )  # fmt: skip
                 assert native is not None
                 assert native.values(state, actions) == expected, (policy, state)
                 compared += len(actions)

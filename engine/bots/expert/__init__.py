@@ -61,6 +61,8 @@ DEFAULT_PARTNER_MISS = 0.6
 DEFAULT_QUIET = 0.1
 #: Chance that a rollout move is a random legal card rather than the policy's.
 DEFAULT_EPS = 0.0
+#: Shrewd rollouts: a leader holding at least this many cards keeps its masters (0: never).
+DEFAULT_PATIENCE = "0"
 #: Fit the miss factor to the opponents during the match (``fit.py``): "1" on, "0" off.
 DEFAULT_FIT = "0"
 #: Bonus (in win chance, times 1/sqrt(worlds)) of the rollout policy's own choice.
@@ -102,6 +104,7 @@ class ExpertBot:
         own: int | None = None,
         own_plies: int | None = None,
         own_team: bool | None = None,
+        patience: int | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -155,6 +158,9 @@ class ExpertBot:
         self.own = option(own, "EXPERT_OWN", "0", int)
         self.own_plies = option(own_plies, "EXPERT_OWN_PLIES", "4", int)
         self.own_team = option(own_team, "EXPERT_OWN_TEAM", "0", lambda v: str(v) != "0")
+        #: Shrewd rollouts and fallback: a leader holding at least this many cards keeps its
+        #: masters (``policy._shrewd``; 0: never).
+        self.patience = option(patience, "EXPERT_PATIENCE", DEFAULT_PATIENCE, int)
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
         self.rng = random.Random(seed)
@@ -239,7 +245,8 @@ class ExpertBot:
         if not candidates:  # no card to play: only claims, melds or the like
             return legal[0]
         voids = list(view.voids) if self.shrewd else None
-        fallback = _representative(policy_action(first, voids, self.shrewd), candidates)
+        patience = self.patience if self.shrewd else 0
+        fallback = _representative(policy_action(first, voids, self.shrewd, patience), candidates)
         prior = self.prior
         if fallback < 0:
             fallback, prior = candidates[0], 0.0
@@ -259,7 +266,7 @@ class ExpertBot:
         evaluator = Evaluator(
             self.outlook, self.seat & 1, view.deal, self.exact_cards,
             list(view.voids) if self.careful else None, self.eps, self.rng, self.shrewd,
-            self.smooth,
+            self.smooth, patience,
         )  # fmt: skip
         if self.native and not self.eps and not self.smooth:
             policy = "shrewd" if self.shrewd else "careful"
@@ -267,7 +274,7 @@ class ExpertBot:
                 first, rules, self.outlook.table, self.seat & 1, self.exact_cards,
                 policy if self.careful else "greedy", evaluator.voids,
                 (self.own, self.own_plies, int(self.own_team)),
-                self.rng.getrandbits(32) if self.own else 0,
+                self.rng.getrandbits(32) if self.own else 0, patience,
             )  # fmt: skip
         action, _, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,

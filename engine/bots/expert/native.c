@@ -39,6 +39,7 @@ typedef struct {
 typedef struct {
     int mode, low_rule, capot, eighteen_four, target, max_deals, deal, next_instant;
     int team, exact_cards, policy;
+    int patience; /* shrewd: a leader holding this many cards keeps its masters (0: never) */
     int meld_rule, claim_rule;
     int own_samples, own_plies; /* the seats' own searches in rollouts (own_choice) */
     int own_team;                /* 1: only the searching team's seats search their moves */
@@ -283,6 +284,13 @@ static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t c
             if (run >= 0) return run;
         }
         uint32_t masters = unbeaten(cards, others);
+        if (masters && x->patience && popcount(hand) >= x->patience) {
+            /* keep the masters; lead from a suit whose master is out, where there is one */
+            uint32_t held = 0;
+            for (uint32_t m = masters; m; m &= m - 1) held |= SUIT_MASK(__builtin_ctz(m) >> 3);
+            if (cards & ~held) cards &= ~held;
+            masters = 0;
+        }
         if (masters) {
             uint32_t open_left = others & ~voids[left], open_right = others & ~voids[right];
             int best = -1, bk = -(1 << 30);
@@ -679,9 +687,10 @@ static void unpack(const int32_t *p, Deal *d, Ctx *x, uint32_t *voids) {
     d->melded = p[56];
     d->claimed = -1;
     x->rng = ((uint64_t)(uint32_t)p[57] << 32 | 0x9E3779B9u) ^ 0xD1B54A32D192ED03ULL;
+    x->patience = p[58];
 }
 
-#define FIELDS 58
+#define FIELDS 59
 
 /* The value of each of n actions of the seat to move (Evaluator.value), into out. */
 int qs_values(const int32_t *packed, const int32_t *actions, int n, const double *outlook,

@@ -38,7 +38,7 @@ from engine.state import PLAY_PHASE, State
 
 SOURCE = Path(__file__).with_name("native.c")
 #: How many ints ``native.c`` reads (``qs_fields``).
-FIELDS = 58
+FIELDS = 59
 _MODES = {Politaine.OFF: 0, Politaine.FIRST_CARD: 1, Politaine.BEFORE_PLAY: 2}
 _LOW_RULES = {LowLead.OFF: 0, LowLead.EVERY_TRICK: 1, LowLead.FIRST_TRICK: 2}
 _POLICIES = {"greedy": 0, "careful": 1, "shrewd": 2}
@@ -141,6 +141,7 @@ class NativeValues:
         voids: list[int] | None,
         own: tuple[int, int, int] = (0, 0, 0),
         seed: int = 0,
+        patience: int = 0,
     ) -> None:
         self.lib = lib
         self.rules = rules
@@ -153,6 +154,8 @@ class NativeValues:
         #: The seats' own searches in rollouts: (deals imagined a move, moves searched, 1 for
         #: the searching team's seats only).
         self.own = own
+        #: The shrewd policy's leader with at least this many cards keeps its masters.
+        self.patience = patience
         self._seed = seed & _MASK
         self._tail: list[int] | None = None
         self._out = (ctypes.c_double * 64)()
@@ -198,7 +201,7 @@ class NativeValues:
             len(table[_TRICKS]), taken[0], taken[1], won[0], won[1], int(table[_LOW]),
             *(run if run is not None else (-1, 0, 0)), len(announced), *ann, *poules,
             bonus[0], bonus[1], melds[0], melds[1], score[0], score[1], *self.voids,
-            *self._rules_tail(world), table[_MELDED], self._seed,
+            *self._rules_tail(world), table[_MELDED], self._seed, self.patience,
         ]  # fmt: skip
         self._seed = (self._seed * 0x9E3779B1 + 0x7F4A7C15) & _MASK  # the next world's deals
         data = np.array(ints, dtype=np.int64).astype(np.int32).tobytes()

@@ -36,16 +36,19 @@ def claim_is_sure(state: State, seat: int) -> bool:
     return table.score[team] + table.taken[team] // 3 + table.melds[team] >= table.rules.target
 
 
-def policy_action(state: State, voids: list[int] | None = None, shrewd: bool = False) -> int:
+def policy_action(
+    state: State, voids: list[int] | None = None, shrewd: bool = False, patience: int = 0
+) -> int:
     """The policy's action in ``state`` (which must not be over).
 
     ``voids``: the suits (card masks) each seat is publicly known to lack; with them the policy
     plays like a careful player (``choose_card``), without them like ``greedy``. ``shrewd``
-    (with ``voids``): ``tracker``'s finer discards and feeds (``shrewd_card``).
+    (with ``voids``): ``tracker``'s finer discards and feeds (``shrewd_card``). ``patience``
+    (shrewd only): a leader holding at least that many cards keeps its masters (0: never).
     """
     phase = state[0]
     if phase == PLAY_PHASE:
-        return play_action(state, voids, shrewd)
+        return play_action(state, voids, shrewd, patience)
     legal = state.legal()
     if len(legal) == 1 or phase == MELD_PHASE:
         return legal[0]
@@ -54,7 +57,9 @@ def policy_action(state: State, voids: list[int] | None = None, shrewd: bool = F
     return REDEAL if phase == REDEAL_PHASE else legal[0]
 
 
-def play_action(state: State, voids: list[int] | None = None, shrewd: bool = False) -> int:
+def play_action(
+    state: State, voids: list[int] | None = None, shrewd: bool = False, patience: int = 0
+) -> int:
     """``policy_action`` in the play phase, read from the hand without listing every legal
     action (``State.legal``'s decorated plays): the card ``legal`` would offer, with the
     announcement ``with_flags`` would add, or the claim."""
@@ -90,7 +95,7 @@ def play_action(state: State, voids: list[int] | None = None, shrewd: bool = Fal
         if voids is None:
             card = _greedy(state, cards, hand, others)
         elif shrewd:
-            card = _shrewd(state, cards, voids, hand, others)
+            card = _shrewd(state, cards, voids, hand, others, patience)
         else:
             card = _careful(state, cards, voids, hand, others)
     if rules.politaine is _FIRST_CARD and announceable(hand) >> card & 1:
@@ -261,8 +266,18 @@ def shrewd_card(state: State, cards: tuple[int, ...], voids: list[int]) -> int:
     return _shrewd(state, cards, voids, hand, others)
 
 
-def _shrewd(state: State, cards: tuple[int, ...], voids: list[int], hand: int, others: int) -> int:
-    """``shrewd_card`` (``hand`` and ``others`` read from ``state``)."""
+def _shrewd(
+    state: State,
+    cards: tuple[int, ...],
+    voids: list[int],
+    hand: int,
+    others: int,
+    patience: int = 0,
+) -> int:
+    """``shrewd_card`` (``hand`` and ``others`` read from ``state``); with ``patience``, a
+    leader holding at least that many cards keeps its masters (they win whenever led, and
+    held they may still catch a card worth more) and leads as without one, from a suit whose
+    master it does not hold where it can."""
     seat = state[1]
     trick = state[3]
     runs = state[4][0].politaine is not _POLITAINE_OFF
@@ -273,6 +288,13 @@ def _shrewd(state: State, cards: tuple[int, ...], voids: list[int], hand: int, o
             if run >= 0:
                 return run
         masters = [c for c in cards if not _STRONGER[c] & others]
+        if masters and patience and hand.bit_count() >= patience:
+            held = 0
+            for c in masters:
+                held |= SUIT_MASKS[c >> 3]
+            away = [c for c in cards if not held >> c & 1]
+            cards = away or cards
+            masters = []
         if masters:
             open_left, open_right = others & ~voids[left], others & ~voids[right]
 

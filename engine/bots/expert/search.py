@@ -50,8 +50,11 @@ class Evaluator:
         rng: random.Random | None = None,
         shrewd: bool = False,
         smooth: bool = False,
+        patience: int = 0,
     ) -> None:
         self.shrewd = shrewd
+        #: Shrewd rollouts: a leader with at least this many cards keeps its masters (0: never).
+        self.patience = patience
         self.smooth = smooth
         self.eps = eps
         self.rng = rng or random.Random(0)
@@ -121,6 +124,7 @@ class Evaluator:
         rng = self.rng
         eps = self.eps
         shrewd = self.shrewd
+        patience = self.patience
         forced_end = quick_end and not eps  # a random move draws from the RNG: play it
         while True:
             phase = state[0]
@@ -132,14 +136,14 @@ class Evaluator:
                 return self.ended(state)
             last = last and len(trick) == 3
             if phase != PLAY_PHASE:
-                action = policy_action(state, voids, shrewd)
+                action = policy_action(state, voids, shrewd, patience)
             elif eps and rng.random() < eps:
                 legal = state.legal()
                 action = legal[rng.randrange(len(legal))]
                 if action == CLAIM:
                     action = legal[0]
             else:
-                action = play_action(state, voids, shrewd)
+                action = play_action(state, voids, shrewd, patience)
             if last and action < 32:
                 return self.ended(state, action)
             if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
