@@ -22,6 +22,7 @@ import math
 import random
 import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,10 @@ READINGS: dict[str, tuple[Evidence, bool, int]] = {
     "partner_judge": (Evidence(0.3, 0.3, DEFAULT_QUIET, partner_shrewd=True), False, 1),
     "twins": (_SHIPPED, True, 1),
     "both": (Evidence(0.3, 0.3, DEFAULT_QUIET, partner_shrewd=True), True, 1),
+    "no_leads": (replace(_SHIPPED, leads=False), False, 1),
+    "both_no_leads": (
+        Evidence(0.3, 0.3, DEFAULT_QUIET, partner_shrewd=True, leads=False), True, 1
+    ),
     "pool4": (_SHIPPED, False, 4),
     "miss0.1": (_SHARP, False, 1),
     "pool4_miss0.1": (_SHARP, False, 4),

@@ -47,6 +47,9 @@ class Evidence:
     partner_shrewd: bool = False
     #: A partner's card that breaks the carding convention in this deal (``carding.py``).
     carding: float = 1.0
+    #: Judge leads too (the first card of a trick); off, only the cards that follow are read
+    #: (a searching player leads unlike the policy, which leads its masters first).
+    leads: bool = True
 
     @property
     def any(self) -> bool:
@@ -146,7 +149,7 @@ def _replay_plays(
             _count(tally[seat], state, action, judge)
         elif seat != me:
             opponent = (seat ^ me) & 1
-            if judge is not None:
+            if judge is not None and (ev.leads or state[3]):
                 if shrewd_judge or (ev.partner_shrewd and not opponent):
                     guess = policy_action(state, voids, True)
                 else:
