@@ -48,7 +48,7 @@ PRESETS = ("quatre-sept", "politaine", "la-poule", "pollack")
 SLOW = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)
 
 
-class _Recorder:
+class Recorder:
     """An expert that keeps a copy of every ``play`` decision with a choice it is asked."""
 
     def __init__(self, bot: ExpertBot, into: list) -> None:
@@ -75,7 +75,7 @@ def positions(preset: str, count: int, seeds: int = 3) -> list[tuple[dict, dict]
     found: list[tuple[dict, dict]] = []
     for seed in range(1, seeds + 1):
         seats = [
-            BotSeat(_Recorder(ExpertBot(worlds=8, move_ms=10_000), found)),
+            BotSeat(Recorder(ExpertBot(worlds=8, move_ms=10_000), found)),
             BotSeat(make_bot("tracker")),
             BotSeat(ExpertBot(worlds=8, move_ms=10_000)),
             BotSeat(make_bot("tracker")),

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from expert_ceiling import OracleExpert, PartnerOracleExpert
+from expert_cost import Recorder
 
 import engine.bots.expert as expert_module
 from engine.actions import parse_action
@@ -70,25 +71,6 @@ class MastersOracleExpert(OracleExpert):
             else:
                 view.forbidden[partner] |= master
         return view
-
-
-class _Recorder:
-    """A bot that keeps a copy of every card decision with a choice it is asked."""
-
-    def __init__(self, bot: ExpertBot, into: list) -> None:
-        self.bot, self.into, self.name, self.greeting = bot, into, bot.name, None
-
-    def hello(self, message: dict[str, Any]) -> None:
-        self.greeting = copy.deepcopy(message)
-        self.bot.hello(message)
-
-    def act(self, message: dict[str, Any]) -> str:
-        if message["decision"] == "play" and len(message["legal"]) > 1:
-            self.into.append((self.greeting, copy.deepcopy(message)))
-        return self.bot.act(message)
-
-    def notify(self, message: dict[str, Any]) -> None:
-        self.bot.notify(message)
 
 
 _means: dict[int, float] = {}
@@ -146,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             return ExpertBot(worlds=64, exact=exact, move_ms=10_000)
 
         seats = [
-            BotSeat(_Recorder(expert(), found)),
+            BotSeat(Recorder(expert(), found)),
             BotSeat(make_bot("expert-v1")),
             BotSeat(expert()),
             BotSeat(make_bot("expert-v1")),
