@@ -79,7 +79,6 @@ static uint32_t announceable(uint32_t hand) {
     return out;
 }
 
-/* The cards the seat to move may play (follow suit, else anything; the low lead when bound). */
 /* The cards out in the other hands, as the seat to move sees them. */
 static inline uint32_t others_of(const Deal *d) {
     return (d->hand[0] | d->hand[1] | d->hand[2] | d->hand[3]) & ~d->hand[d->to_move];
@@ -92,6 +91,7 @@ static uint32_t announce_mask(const Deal *d, int mode) {
     return announceable(d->hand[d->to_move]);
 }
 
+/* The cards the seat to move may play (follow suit, else anything; the low lead when bound). */
 static uint32_t playable(const Deal *d) {
     uint32_t hand = d->hand[d->to_move];
     if (d->ntrick) {
