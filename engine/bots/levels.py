@@ -5,7 +5,7 @@ A level's budget is counted in sampled deals per decision (``worlds``), so its p
 exactly under a fixed seed; the time cap (``move_ms``) is a safety net that binds only on a
 loaded machine. Levels 1-3 search exactly their budget (no stopping rule, so the budgets stay
 4x apart) and roll out with the careful policy (not the shrewd one); ``expert-4`` is the full
-``expert``, stopping rule, shrewd rollouts and its budget (64 deals where melds count) included.
+``expert``, stopping rule, shrewd rollouts and its budget by rule set and search included.
 """
 
 from __future__ import annotations

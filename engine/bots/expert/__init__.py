@@ -40,8 +40,9 @@ from .view import View, read_view
 from .world import Evidence, ReplayError, Worlds
 
 DEFAULT_WORLDS = 88
-#: The full budget where melds count (``pollack``): there 88 deals played weaker than 64 did
-#: (``docs/expert.md``, round 4), so it stays at 64 unless a budget is asked for.
+#: The full budget where melds count (``pollack``) and the search runs in Python: round 4
+#: measured 88 deals weaker than 64 there (``docs/expert.md``), so it stays at 64 unless a
+#: budget is asked for.
 MELD_WORLDS = 64
 #: Where melds count the exact solver takes only the last trick (its four cards): there the
 #: rollouts, which see one hand, finish the last three tricks better than a solver that lets every
@@ -52,6 +53,10 @@ MELD_EXACT = 4
 #: there (``docs/expert.md``, round 14).
 NATIVE_WORLDS = 528
 NATIVE_EXACT = 16
+#: The full budget where the search runs in C and melds count: 256 deals cost a decision less
+#: CPU than the Python search's 64 (median 17 ms against 22) and scored higher against
+#: ``expert-v1`` (``docs/expert.md``, round 16); the solver stays at ``MELD_EXACT``.
+NATIVE_MELD_WORLDS = 256
 DEFAULT_MS = 150.0
 #: Likelihood factor of a play the rollout policy would not have made (soft inference).
 DEFAULT_MISS = 0.3
@@ -116,6 +121,7 @@ class ExpertBot:
         self.meld_worlds = self.max_worlds if asked else MELD_WORLDS
         self.plain_worlds = self.max_worlds
         self.native_worlds = self.max_worlds if asked else NATIVE_WORLDS
+        self.native_meld_worlds = self.max_worlds if asked else NATIVE_MELD_WORLDS
         self.move_ms = option(move_ms, "EXPERT_MS", DEFAULT_MS, float)
         self.evidence = Evidence(
             miss=option(miss, "EXPERT_MISS", DEFAULT_MISS, float),
@@ -181,6 +187,8 @@ class ExpertBot:
         native = self.native and library() is not None
         if native and not melds:
             self.max_worlds, self.exact_cards = self.native_worlds, self.native_exact
+        elif native:
+            self.max_worlds = self.native_meld_worlds
         self.outlook = Outlook(self.rules)
         clock = message.get("clock") or {}
         self.bank_left = clock.get("bank_ms", 60_000) / 1000
