@@ -111,6 +111,27 @@ def test_exact_solver_size_by_rule_set(monkeypatch):
     assert bot.max_worlds == (NATIVE_WORLDS if native else DEFAULT_WORLDS)
 
 
+def test_the_partner_read_as_this_bot_where_melds_count(monkeypatch):
+    monkeypatch.delenv("EXPERT_TWINS", raising=False)
+    monkeypatch.delenv("EXPERT_PARTNER_JUDGE", raising=False)
+
+    def reading(preset: str, **options) -> tuple[bool, bool]:
+        bot = ExpertBot(**options)
+        bot.hello({"seat": 0, "rules": rules_for(preset).to_dict(), "match": "m"})
+        return bot.twins, bot.evidence.partner_shrewd
+
+    assert reading("pollack") == (True, True)
+    assert reading("quatre-sept") == reading("politaine") == (False, False)
+    assert reading("pollack", twins=False, partner_judge=False) == (False, False)  # kept as asked
+    assert reading("quatre-sept", twins=True) == (True, False)
+    assert reading("pollack", carding=True) == (False, True)  # carding replaces twins
+    # One bot greeted for a meld match, then a plain one, reads each rule set's own way.
+    bot = ExpertBot()
+    for preset, expected in (("pollack", True), ("quatre-sept", False)):
+        bot.hello({"seat": 0, "rules": rules_for(preset).to_dict(), "match": "m"})
+        assert bot.twins is expected and bot.evidence.partner_shrewd is expected
+
+
 def test_deterministic_given_the_seed():
     rules = rules_for("quatre-sept", target=15)
 
@@ -161,7 +182,8 @@ PINNED_PLAY = {
     "quatre-sept": "b76c88826f8a87f4",
     "politaine": "29f27f1d11e53f58",
     "la-poule": "232bfa883e4395d6",
-    "pollack": "4cba75951642b47a",  # round 11: the solver takes the last trick only
+    # round 16: the partner read as this bot (twins and the shrewd judge) where melds count
+    "pollack": "3d6171b70fa96c36",
 }
 
 
