@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import engine.bots.expert as expert_module
 from engine.bots import BotSeat, make_bot
 from engine.bots.expert import ExpertBot
+from engine.bots.expert.policy import _reading as seat_reading
 from engine.bots.expert.prune import distinct_cards, equivalent, tna_apart
 from engine.cards import CARD_THIRDS, SUIT_MASKS
 from engine.referee import AnnouncedClock, referee_match
@@ -75,11 +76,8 @@ def _watch_policy(state, voids=None, shrewd=False, patience=0):
     bot = _current[0]
     bot._policy = {k: _policy_action(state, voids, shrewd, k) & 31 for k in Watched.variants}
     if not state.trick and voids is not None:
-        hand = state.hand(state.to_move)
-        out = 0
-        for other in state.hands:
-            out |= other
-        bot._lead = (hand, out & ~hand, list(voids), state.to_move)
+        hand, others = seat_reading(state)
+        bot._lead = (hand, others, list(voids), state.to_move)
     return _policy_action(state, voids, shrewd, patience)
 
 
