@@ -8,7 +8,10 @@ every decision the expert searched (more than one candidate) it records the deci
 (``time.thread_time``, what the cap counts) and prints, per bot: the searched decisions, the
 median, 90th and 99th percentile and the largest CPU time, and how many decisions reached the
 cap (within 2 ms of the expert's ``move_ms``, 150 ms by default): there the
-search stopped short of its budget of deals, and its play depends on the CPU.
+search stopped short of its budget of deals, and its play depends on the CPU. With
+``--opponent-times`` it prints the same for the opponent, where it is a search bot that reports
+its deals as the expert does (``expert-v1``): where the opponent's cap binds, a measurement
+against it depends on the host and its load, not only on the seeds.
 """
 
 from __future__ import annotations
@@ -32,39 +35,47 @@ from engine.referee import Player
 from engine.rules import rules_for
 
 
-class TimedExpert(ExpertBot):
-    """An expert whose searched decisions add their CPU time to ``times``."""
+class TimedSearch:
+    """A search bot (one that sets ``last_worlds`` where it searched) whose searched decisions
+    add their CPU time to ``times``; every other message goes to the bot unchanged."""
 
-    def __init__(self, times: list[float], **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(self, bot: Any, times: list[float]) -> None:
+        self.bot = bot
         self.times = times
 
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.bot, name)
+
     def act(self, message: dict[str, Any]) -> str:
-        self.last_worlds = 0
+        self.bot.last_worlds = 0
         started = time.thread_time()
         try:
-            return super().act(message)
+            return self.bot.act(message)
         finally:
-            if self.last_worlds:  # set only where the search ran
+            if self.bot.last_worlds:  # set only where the search ran
                 self.times.append(time.thread_time() - started)
 
 
-def measure(rules_name: str, text: str, opponent: str, seed: int, pairs: int) -> list[float]:
+def measure(
+    rules_name: str, text: str, opponent: str, seed: int, pairs: int
+) -> tuple[list[float], list[float]]:
+    """CPU times of the searched decisions of the expert ``text`` and of ``opponent``."""
     name, options = parse_bot(text)
     if name != "expert":
         raise SystemExit(f"{text!r}: only expert's options are measured here")
     other_name, other_options = parse_bot(opponent)
     times: list[float] = []
+    other_times: list[float] = []
     for _ in duplicate_pairs(
         rules_for(rules_name),
-        lambda: BotSeat(TimedExpert(times, **options)),
-        lambda: BotSeat(bot_class(other_name)(**other_options)),
+        lambda: BotSeat(TimedSearch(ExpertBot(**options), times)),
+        lambda: BotSeat(TimedSearch(bot_class(other_name)(**other_options), other_times)),
         seed=seed,
         pairs=pairs,
         players=(Player(text), Player(opponent)),
     ):
         pass
-    return times
+    return times, other_times
 
 
 def summary(text: str, times: list[float], cap_ms: float) -> str:
@@ -89,11 +100,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--opponent", default="expert-v1")
+    parser.add_argument("--opponent-times", action="store_true", help="time the opponent too")
     parser.add_argument("bots", nargs="+", help="expert[:options], the first the try")
     args = parser.parse_args(argv)
     for text in args.bots:
-        times = measure(args.rules, text, args.opponent, args.seed, args.pairs)
+        times, other = measure(args.rules, text, args.opponent, args.seed, args.pairs)
         print(summary(text, times, float(parse_bot(text)[1].get("move_ms", DEFAULT_MS))))
+        if args.opponent_times:
+            cap = float(parse_bot(args.opponent)[1].get("move_ms", DEFAULT_MS))
+            print(summary(f"  {args.opponent} (against it)", other, cap))
     return 0
 
 
