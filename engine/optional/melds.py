@@ -38,6 +38,19 @@ def available_melds(hand: int, melded: int) -> tuple[int, ...]:
     return tuple(found)
 
 
+def meld_cards(hand: int, melded: int) -> int:
+    """The mask of the cards of every meld ``hand`` could meld now (``available_melds``)."""
+    cards = 0
+    for meld in available_melds(hand, melded):
+        if meld < MELD_FOUR:
+            cards |= TNA_MASKS[meld]
+        elif meld < MELD_THREE:
+            cards |= RANK_MASKS[meld - MELD_FOUR]
+        else:
+            cards |= hand & RANK_MASKS[(meld - MELD_THREE) // 4]
+    return cards
+
+
 def turn_phase(state: State, seat: int, packed: int, won: tuple[int, int]) -> int:
     """MELD_PHASE if ``seat``, about to play, may meld now and has a meld; else PLAY_PHASE."""
     hand = packed >> (seat << 5) & HAND

@@ -26,7 +26,7 @@ from engine.bots.expert.carding import carded, twin_class
 from engine.bots.expert.ending import deal_end, ends_deal, last_trick_end, last_trick_forced
 from engine.bots.expert.fit import HIGH_LIFT, LOW_LIFT, OpponentFit, deal_agreement, lift, miss_for
 from engine.bots.expert.native import library
-from engine.bots.expert.policy import policy_action
+from engine.bots.expert.policy import RACE_CLAIMS, RACE_MELDS, policy_action
 from engine.bots.expert.prune import distinct_cards
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.search import EXACT_CARDS
@@ -412,6 +412,42 @@ def test_shrewd_policy_goes_on_with_its_own_run():
     state = run(deal(rules_for("quatre-sept"), hands), "KH TH/politaine 7H 7S")
     assert state.to_move == 1 and state.run is not None
     assert policy_action(state, [0, 0, 0, 0], True) & 31 == parse_card("AH")
+
+
+def test_racing_rollouts_contest_a_trick_that_lets_them_meld_but_keep_the_meld():
+    # Seat 1 holds three aces, which it may meld only once its team has won a trick.
+    hands = [
+        "QS 7C 8C JC QC KC 8D 7D",
+        "AH AD AC KS 7S 8H 7H JH",
+        "TS 9S AS JS 8S TC 9C 9D",
+        "TD KD QD JD TH 9H KH QH",
+    ]
+    state = run(deal(rules_for("pollack"), hands), "QS")
+    assert state.to_move == 1
+    assert policy_action(state, [0, 0, 0, 0], True) & 31 == parse_card("7S")
+    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_MELDS) & 31 == parse_card("KS")
+    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_CLAIMS) & 31 == parse_card("7S")
+    # With the fourth ace its only winner belongs to the meld: it keeps it.
+    hands[1], hands[2] = "AH AD AC AS 7S 8H 7H JH", "TS 9S KS JS 8S TC 9C 9D"
+    state = run(deal(rules_for("pollack"), hands), "QS")
+    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_MELDS) & 31 == parse_card("7S")
+
+
+def test_racing_rollouts_contest_a_trick_that_lets_them_claim():
+    hands = [
+        "KC 7S 8S JS QS KS 8D 7D",
+        "AC 7C 8H 7H JH QH KH 9H",
+        "TC 9C QC JC 8C TS 9D AH",
+        "9S AS TD AD KD QD JD TH",
+    ]
+    # Seat 1's team has 20 of 21: the ace's point on the king's third takes it to 21.
+    state = run(deal(rules_for("pollack"), hands, score=(0, 20)), "KC")
+    assert policy_action(state, [0, 0, 0, 0], True) & 31 == parse_card("7C")
+    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_CLAIMS) & 31 == parse_card("AC")
+    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_MELDS) & 31 == parse_card("7C")
+    # 19 of 21: winning would not claim, so the ace is not thrown in.
+    state = run(deal(rules_for("pollack"), hands, score=(0, 19)), "KC")
+    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_CLAIMS) & 31 == parse_card("7C")
 
 
 @pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: f"{r.preset}-{r.changed_options()}")

@@ -30,12 +30,13 @@ NATIVE_RULES = [
     rules_for("pollack", politaine="before-play", claim_out="any-turn"),
     rules_for("quatre-sept", claim_out="any-turn", melds=True, signals=True),
 ]
-#: (policy, careful, shrewd, patience)
+#: (policy, careful, shrewd, patience, race)
 POLICIES = [
-    ("shrewd", True, True, 0),
-    ("shrewd", True, True, 6),
-    ("careful", True, False, 0),
-    ("greedy", False, False, 0),
+    ("shrewd", True, True, 0, 0),
+    ("shrewd", True, True, 6, 0),
+    ("shrewd", True, True, 0, 3),
+    ("careful", True, False, 0, 0),
+    ("greedy", False, False, 0, 0),
 ]
 
 needs_native = pytest.mark.skipif(
@@ -68,22 +69,48 @@ def test_native_values_are_the_pythons(rules, exact):
         if compared >= 200:
             break
         for state, voids in _positions(rules, seed, 12):
-            for policy, careful, shrewd, patience in POLICIES:
+            for policy, careful, shrewd, patience, race in POLICIES:
                 team = random.Random(seed).randrange(2)
                 evaluator = Evaluator(
                     outlook, team, state.deal, exact, voids if careful else None,
-                    shrewd=shrewd, patience=patience,
+                    shrewd=shrewd, patience=patience, race=race,
                 )  # fmt: skip
                 actions = list(state.legal())
                 expected = [evaluator.value(state, a) for a in actions]
                 native = native_for(
                     state, rules, outlook.table, team, exact, policy, evaluator.voids,
-                    patience=patience,
+                    patience=patience, race=race,
                 )  # fmt: skip
                 assert native is not None
                 assert native.values(state, actions) == expected, (policy, state)
                 compared += len(actions)
     assert compared >= 200
+
+
+@needs_native
+@pytest.mark.parametrize("claim_out", ["on-lead", "any-turn"])
+def test_native_racing_rollouts_are_the_pythons(claim_out):
+    """Where the race rule changes a rollout (``race_cards``), C and Python still agree."""
+    rules = rules_for("pollack", claim_out=claim_out)
+    outlook = Outlook(rules)
+    changed = 0
+    for seed in range(60):
+        for state, voids in _positions(rules, seed, 12):
+            actions = list(state.legal())
+            team = seed & 1
+            values = {}
+            for race in (0, 3):
+                evaluator = Evaluator(outlook, team, state.deal, 0, voids, shrewd=True, race=race)
+                values[race] = [evaluator.value(state, a) for a in actions]
+            if values[0] == values[3]:
+                continue
+            changed += 1
+            native = native_for(state, rules, outlook.table, team, 0, "shrewd", voids, race=3)
+            assert native is not None
+            assert native.values(state, actions) == values[3], state
+        if changed >= 4:
+            break
+    assert changed >= 4
 
 
 @needs_native

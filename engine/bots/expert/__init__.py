@@ -114,6 +114,7 @@ class ExpertBot:
         own_plies: int | None = None,
         own_team: bool | None = None,
         patience: int | None = None,
+        race: int | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -180,6 +181,9 @@ class ExpertBot:
         #: Shrewd rollouts and fallback: a leader holding at least this many cards keeps its
         #: masters (``policy._shrewd``; 0: never).
         self.patience = option(patience, "EXPERT_PATIENCE", DEFAULT_PATIENCE, int)
+        #: In the C shrewd rollouts, a follower contests a trick for a claim, its own or the
+        #: opponents' (1), for a meld (2), or both (3) (``native.race_cards``).
+        self.race = option(race, "EXPERT_RACE", "0", int)
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
         self.rng = random.Random(seed)
@@ -268,7 +272,10 @@ class ExpertBot:
             return legal[0]
         voids = list(view.voids) if self.shrewd else None
         patience = self.patience if self.shrewd else 0
-        fallback = _representative(policy_action(first, voids, self.shrewd, patience), candidates)
+        race = self.race if self.shrewd else 0
+        fallback = _representative(
+            policy_action(first, voids, self.shrewd, patience, race), candidates
+        )
         prior = self.prior
         if fallback < 0:
             fallback, prior = candidates[0], 0.0
@@ -288,7 +295,7 @@ class ExpertBot:
         evaluator = Evaluator(
             self.outlook, self.seat & 1, view.deal, self.exact_cards,
             list(view.voids) if self.careful else None, self.eps, self.rng, self.shrewd,
-            self.smooth, patience,
+            self.smooth, patience, race,
         )  # fmt: skip
         if self.native and not self.eps and not self.smooth:
             policy = "shrewd" if self.shrewd else "careful"
@@ -296,7 +303,7 @@ class ExpertBot:
                 first, rules, self.outlook.table, self.seat & 1, self.exact_cards,
                 policy if self.careful else "greedy", evaluator.voids,
                 (self.own, self.own_plies, int(self.own_team)),
-                self.rng.getrandbits(32) if self.own else 0, patience,
+                self.rng.getrandbits(32) if self.own else 0, patience, race,
             )  # fmt: skip
         action, _, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,

@@ -22,6 +22,7 @@ enum { MODE_OFF = 0, MODE_FIRST_CARD = 1, MODE_BEFORE_PLAY = 2 };
 enum { LOW_OFF = 0, LOW_EVERY = 1, LOW_FIRST = 2 };
 enum { POLICY_GREEDY = 0, POLICY_CAREFUL = 1, POLICY_SHREWD = 2 };
 enum { CLAIM_OFF = 0, CLAIM_ON_LEAD = 1, CLAIM_ANY_TURN = 2 };
+enum { RACE_CLAIMS = 1, RACE_MELDS = 2 };
 
 /* The deal in progress: what the engine's State and Table hold that a rollout reads. */
 typedef struct {
@@ -40,6 +41,7 @@ typedef struct {
     int mode, low_rule, capot, eighteen_four, target, max_deals, deal, next_instant;
     int team, exact_cards, policy;
     int patience; /* shrewd: a leader holding this many cards keeps its masters (0: never) */
+    int race; /* shrewd: a follower contests a trick for a claim or a meld (race_cards: RACE_*) */
     int meld_rule, claim_rule;
     int own_samples, own_plies; /* the seats' own searches in rollouts (own_choice) */
     int own_team;                /* 1: only the searching team's seats search their moves */
@@ -273,6 +275,42 @@ static int careful(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t 
     return cheapest(cards);
 }
 
+static int available_melds(uint32_t hand, int melded, int *found);
+
+/* The cards of every meld ``hand`` could meld now (melds.available_melds). */
+static uint32_t meld_cards(uint32_t hand, int melded) {
+    int found[8];
+    int n = available_melds(hand, melded, found);
+    uint32_t cards = 0;
+    for (int i = 0; i < n; i++) {
+        int m = found[i];
+        if (m < 4) cards |= TNA_MASK(m);
+        else if (m < 7) cards |= 0x01010101u << (m - 4);
+        else cards |= hand & (0x01010101u << ((m - 7) / 4));
+    }
+    return cards;
+}
+
+/* Of the ``beating`` cards of a follower, those worth contesting this trick with whatever it
+ * is worth (0: no such reason): winning it gives its team the lead with a count that claims
+ * the match, keeps the lead from opponents who would claim on it, or, where its team has won
+ * no trick yet, lets it meld (then only cards outside its melds). */
+static uint32_t race_cards(const Deal *d, const Ctx *x, uint32_t hand, uint32_t beating,
+                           SoFar f) {
+    int team = d->to_move & 1, them = 1 - team;
+    if ((x->race & RACE_CLAIMS) && x->claim_rule == CLAIM_ON_LEAD && d->done < 7) {
+        int ours = d->score[team] + (d->taken[team] + f.thirds + CARD_THIRDS(__builtin_ctz(beating))) / 3
+                   + d->melds[team];
+        int theirs = d->score[them] + (d->taken[them] + f.thirds) / 3 + d->melds[them];
+        if (ours >= x->target || theirs >= x->target) return beating;
+    }
+    if ((x->race & RACE_MELDS) && x->meld_rule && !d->won[team] && popcount(hand & TNA_ALL) >= 3) {
+        uint32_t melding = meld_cards(hand, d->melded);
+        if (melding) return beating & ~melding;
+    }
+    return 0;
+}
+
 static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t cards,
                   uint32_t hand, uint32_t others) {
     int seat = d->to_move;
@@ -323,6 +361,13 @@ static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t c
         if (runs) {
             int run = politaine_card(hand, beating, d, 0);
             if (run >= 0) return run;
+        }
+        if (x->race) {
+            uint32_t wanted = race_cards(d, x, hand, beating, f);
+            if (wanted) {
+                uint32_t sure = unbeaten(wanted, threat);
+                return sure ? highest_code(sure) : __builtin_ctz(wanted); /* else the strongest */
+            }
         }
         uint32_t sure = unbeaten(beating, threat);
         if (sure) return highest_code(sure);
@@ -688,9 +733,10 @@ static void unpack(const int32_t *p, Deal *d, Ctx *x, uint32_t *voids) {
     d->claimed = -1;
     x->rng = ((uint64_t)(uint32_t)p[57] << 32 | 0x9E3779B9u) ^ 0xD1B54A32D192ED03ULL;
     x->patience = p[58];
+    x->race = p[59];
 }
 
-#define FIELDS 59
+#define FIELDS 60
 
 /* The value of each of n actions of the seat to move (Evaluator.value), into out. */
 int qs_values(const int32_t *packed, const int32_t *actions, int n, const double *outlook,

@@ -38,7 +38,7 @@ from engine.state import PLAY_PHASE, State
 
 SOURCE = Path(__file__).with_name("native.c")
 #: How many ints ``native.c`` reads (``qs_fields``).
-FIELDS = 59
+FIELDS = 60
 _MODES = {Politaine.OFF: 0, Politaine.FIRST_CARD: 1, Politaine.BEFORE_PLAY: 2}
 _LOW_RULES = {LowLead.OFF: 0, LowLead.EVERY_TRICK: 1, LowLead.FIRST_TRICK: 2}
 _POLICIES = {"greedy": 0, "careful": 1, "shrewd": 2}
@@ -142,6 +142,7 @@ class NativeValues:
         own: tuple[int, int, int] = (0, 0, 0),
         seed: int = 0,
         patience: int = 0,
+        race: int = 0,
     ) -> None:
         self.lib = lib
         self.rules = rules
@@ -156,6 +157,8 @@ class NativeValues:
         self.own = own
         #: The shrewd policy's leader with at least this many cards keeps its masters.
         self.patience = patience
+        #: The shrewd policy's follower contests a trick for a claim (1), a meld (2) or both (3).
+        self.race = race
         self._seed = seed & _MASK
         self._tail: list[int] | None = None
         self._out = (ctypes.c_double * 64)()
@@ -202,6 +205,7 @@ class NativeValues:
             *(run if run is not None else (-1, 0, 0)), len(announced), *ann, *poules,
             bonus[0], bonus[1], melds[0], melds[1], score[0], score[1], *self.voids,
             *self._rules_tail(world), table[_MELDED], self._seed, self.patience,
+            self.race,
         ]  # fmt: skip
         self._seed = (self._seed * 0x9E3779B1 + 0x7F4A7C15) & _MASK  # the next world's deals
         data = np.array(ints, dtype=np.int64).astype(np.int32).tobytes()

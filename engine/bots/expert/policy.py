@@ -13,6 +13,7 @@ from engine.cards import BYTE_CARDS, CARD_THIRDS, SUIT_MASKS, TNA_MASKS, cards_o
 from engine.cards import TNA_ALL as _TNA_ALL
 from engine.optional import claim
 from engine.optional.low_lead import lowest_rank
+from engine.optional.melds import meld_cards
 from engine.optional.politaine import SUIT_LOW_BITS as _SUIT_LOW_BITS
 from engine.optional.politaine import announceable
 from engine.rules import ClaimOut, Politaine
@@ -22,7 +23,10 @@ _HAND = (1 << 32) - 1
 _THIRDS = CARD_THIRDS
 # Enum members as module globals (class attribute lookups are slow in the rollouts).
 _FIRST_CARD, _POLITAINE_OFF = Politaine.FIRST_CARD, Politaine.OFF
-_CLAIM_OFF = ClaimOut.OFF
+_CLAIM_OFF, _ON_LEAD = ClaimOut.OFF, ClaimOut.ON_LEAD
+_LAST_TRICK = 7  # tricks done when the last trick of the deal is in progress
+#: ``race`` bits (``race_cards``): contest a trick for a claim, for a meld.
+RACE_CLAIMS, RACE_MELDS = 1, 2
 _BYTE_CARDS = BYTE_CARDS
 _B0, _B1, _B2, _B3 = BYTE_CARDS
 #: Positions of the table's fields read on every rollout move.
@@ -37,7 +41,11 @@ def claim_is_sure(state: State, seat: int) -> bool:
 
 
 def policy_action(
-    state: State, voids: list[int] | None = None, shrewd: bool = False, patience: int = 0
+    state: State,
+    voids: list[int] | None = None,
+    shrewd: bool = False,
+    patience: int = 0,
+    race: int = 0,
 ) -> int:
     """The policy's action in ``state`` (which must not be over).
 
@@ -45,10 +53,12 @@ def policy_action(
     plays like a careful player (``choose_card``), without them like ``greedy``. ``shrewd``
     (with ``voids``): ``tracker``'s finer discards and feeds (``shrewd_card``). ``patience``
     (shrewd only): a leader holding at least that many cards keeps its masters (0: never).
+    ``race`` (shrewd only): a follower contests a trick for a claim (``RACE_CLAIMS``) or a meld
+    (``RACE_MELDS``) whatever the trick is worth (``race_cards``).
     """
     phase = state[0]
     if phase == PLAY_PHASE:
-        return play_action(state, voids, shrewd, patience)
+        return play_action(state, voids, shrewd, patience, race)
     legal = state.legal()
     if len(legal) == 1 or phase == MELD_PHASE:
         return legal[0]
@@ -58,7 +68,11 @@ def policy_action(
 
 
 def play_action(
-    state: State, voids: list[int] | None = None, shrewd: bool = False, patience: int = 0
+    state: State,
+    voids: list[int] | None = None,
+    shrewd: bool = False,
+    patience: int = 0,
+    race: int = 0,
 ) -> int:
     """``policy_action`` in the play phase, read from the hand without listing every legal
     action (``State.legal``'s decorated plays): the card ``legal`` would offer, with the
@@ -95,7 +109,7 @@ def play_action(
         if voids is None:
             card = _greedy(state, cards, hand, others)
         elif shrewd:
-            card = _shrewd(state, cards, voids, hand, others, patience)
+            card = _shrewd(state, cards, voids, hand, others, patience, race)
         else:
             card = _careful(state, cards, voids, hand, others)
     if rules.politaine is _FIRST_CARD and announceable(hand) >> card & 1:
@@ -273,11 +287,13 @@ def _shrewd(
     hand: int,
     others: int,
     patience: int = 0,
+    race: int = 0,
 ) -> int:
     """``shrewd_card`` (``hand`` and ``others`` read from ``state``); with ``patience``, a
     leader holding at least that many cards keeps its masters (they win whenever led, and
     held they may still catch a card worth more) and leads as without one, from a suit whose
-    master it does not hold where it can."""
+    master it does not hold where it can; with ``race``, a follower contests the trick with
+    ``race_cards`` where there are any: the weakest sure winner, else the strongest."""
     seat = state[1]
     trick = state[3]
     runs = state[4][0].politaine is not _POLITAINE_OFF
@@ -317,12 +333,46 @@ def _shrewd(
             run = _politaine_card(hand, beating)
             if run >= 0:
                 return run
+        if race:
+            wanted = race_cards(state, hand, beating, race)
+            if wanted:
+                sure = [c for c in wanted if not _STRONGER[c] & threat]
+                return max(sure) if sure else min(wanted)
         sure = [c for c in beating if not _STRONGER[c] & threat]
         if sure:
             return max(sure)  # the weakest card that surely wins
         if not partner_wins and sum(_THIRDS[c] for c in trick) >= 3:
             return max(beating)
     return _spare(cards, hand, others)
+
+
+def race_cards(state: State, hand: int, beating: list[int], race: int) -> list[int]:
+    """Of a follower's ``beating`` cards, those worth contesting the trick with whatever it is
+    worth ([]: no such reason). ``RACE_CLAIMS``: where a claim is offered on the lead and the
+    deal goes on after this trick, winning it gives the team the lead with a count that claims
+    (its strongest beating card's thirds counted), or keeps the lead from opponents whose count
+    with the trick's thirds so far would claim. ``RACE_MELDS``: where the team has won no trick
+    yet and the seat holds a meld, winning lets it meld; only cards outside its melds then."""
+    table = state[4]
+    rules = table[0]
+    team = state[1] & 1
+    if race & RACE_CLAIMS and rules.claim_out is _ON_LEAD and len(table.tricks) < _LAST_TRICK:
+        thirds = sum(_THIRDS[c] for c in state[3])
+        score, taken, melds = table.score, table.taken, table.melds
+        ours = score[team] + (taken[team] + thirds + _THIRDS[min(beating)]) // 3 + melds[team]
+        theirs = score[1 - team] + (taken[1 - team] + thirds) // 3 + melds[1 - team]
+        if ours >= rules.target or theirs >= rules.target:
+            return beating
+    if (
+        race & RACE_MELDS
+        and rules.melds
+        and not table.won[team]
+        and (hand & _TNA_ALL).bit_count() >= 3
+    ):
+        melding = meld_cards(hand, table.melded)
+        if melding:
+            return [c for c in beating if not melding >> c & 1]
+    return []
 
 
 def _spare(cards: tuple[int, ...] | list[int], hand: int, others: int) -> int:

@@ -51,8 +51,11 @@ class Evaluator:
         shrewd: bool = False,
         smooth: bool = False,
         patience: int = 0,
+        race: int = 0,
     ) -> None:
         self.shrewd = shrewd
+        #: Shrewd rollouts: a follower contests a trick for a claim or a meld (``race_cards``).
+        self.race = race
         #: Shrewd rollouts: a leader with at least this many cards keeps its masters (0: never).
         self.patience = patience
         self.smooth = smooth
@@ -125,6 +128,7 @@ class Evaluator:
         eps = self.eps
         shrewd = self.shrewd
         patience = self.patience
+        race = self.race
         forced_end = quick_end and not eps  # a random move draws from the RNG: play it
         while True:
             phase = state[0]
@@ -136,14 +140,14 @@ class Evaluator:
                 return self.ended(state)
             last = last and len(trick) == 3
             if phase != PLAY_PHASE:
-                action = policy_action(state, voids, shrewd, patience)
+                action = policy_action(state, voids, shrewd, patience, race)
             elif eps and rng.random() < eps:
                 legal = state.legal()
                 action = legal[rng.randrange(len(legal))]
                 if action == CLAIM:
                     action = legal[0]
             else:
-                action = play_action(state, voids, shrewd, patience)
+                action = play_action(state, voids, shrewd, patience, race)
             if last and action < 32:
                 return self.ended(state, action)
             if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
