@@ -26,7 +26,7 @@ from engine.bots.expert.carding import carded, twin_class
 from engine.bots.expert.ending import deal_end, ends_deal, last_trick_end, last_trick_forced
 from engine.bots.expert.fit import HIGH_LIFT, LOW_LIFT, OpponentFit, deal_agreement, lift, miss_for
 from engine.bots.expert.native import library
-from engine.bots.expert.policy import RACE_CLAIMS, RACE_MELDS, policy_action
+from engine.bots.expert.policy import RACE_CLAIMS, RACE_LEAD, RACE_MELDS, policy_action
 from engine.bots.expert.prune import distinct_cards
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.search import EXACT_CARDS
@@ -36,6 +36,7 @@ from engine.bots.expert.world import Evidence, ReplayError, replay_world
 from engine.cards import SUIT_MASKS, TNA_MASKS, mask_from_codes, parse_card
 from engine.deck import seeded_hands
 from engine.observe import observe
+from engine.position import evolve
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
 from engine.state import State, new_match
@@ -448,6 +449,22 @@ def test_racing_rollouts_contest_a_trick_that_lets_them_claim():
     # 19 of 21: winning would not claim, so the ace is not thrown in.
     state = run(deal(rules_for("pollack"), hands, score=(0, 19)), "KC")
     assert policy_action(state, [0, 0, 0, 0], True, race=RACE_CLAIMS) & 31 == parse_card("7C")
+
+
+def test_racing_rollouts_lead_to_keep_the_lead_from_opponents_who_would_claim():
+    hands = [
+        "TC 9C JC 8C 7C TD KD QD",
+        "KC QC 8D 7D JH 8H 7S 8S",
+        "AC AD 9D JD TH 9H KH QH",
+        "AH 7H TS 9S AS KS QS JS",
+    ]
+    state = deal(rules_for("pollack"), hands, dealer=0, score=(18, 0))
+    assert state.to_move == 1
+    # Seat 1 holds no master; the king of clubs has the fewest stronger cards out.
+    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_LEAD) & 31 != parse_card("KC")
+    state = evolve(state, melds=(3, 0))  # the opponents' count reaches 21: they would claim
+    assert policy_action(state, [0, 0, 0, 0], True) & 31 != parse_card("KC")
+    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_LEAD) & 31 == parse_card("KC")
 
 
 @pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: f"{r.preset}-{r.changed_options()}")

@@ -22,7 +22,7 @@ enum { MODE_OFF = 0, MODE_FIRST_CARD = 1, MODE_BEFORE_PLAY = 2 };
 enum { LOW_OFF = 0, LOW_EVERY = 1, LOW_FIRST = 2 };
 enum { POLICY_GREEDY = 0, POLICY_CAREFUL = 1, POLICY_SHREWD = 2 };
 enum { CLAIM_OFF = 0, CLAIM_ON_LEAD = 1, CLAIM_ANY_TURN = 2 };
-enum { RACE_CLAIMS = 1, RACE_MELDS = 2 };
+enum { RACE_CLAIMS = 1, RACE_MELDS = 2, RACE_LEAD = 4 };
 
 /* The deal in progress: what the engine's State and Table hold that a rollout reads. */
 typedef struct {
@@ -311,6 +311,25 @@ static uint32_t race_cards(const Deal *d, const Ctx *x, uint32_t hand, uint32_t 
     return 0;
 }
 
+/* A leader whose opponents would claim on the next lead (their count reaches the target) and
+ * whose deal goes on after this trick: it must keep the lead. */
+static int must_hold_lead(const Deal *d, const Ctx *x) {
+    int them = 1 - (d->to_move & 1);
+    return x->claim_rule == CLAIM_ON_LEAD && d->done < 7
+           && d->score[them] + d->taken[them] / 3 + d->melds[them] >= x->target;
+}
+
+/* The lead with the fewest stronger cards of its suit in ``threat``, then the strongest. */
+static int likeliest_winner(uint32_t cards, uint32_t threat) {
+    int best = -1, bk = 1 << 30;
+    for (uint32_t m = cards; m; m &= m - 1) {
+        int c = __builtin_ctz(m);
+        int k = popcount(stronger(c) & threat) * 64 + c;
+        if (k < bk) { bk = k; best = c; }
+    }
+    return best;
+}
+
 static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t cards,
                   uint32_t hand, uint32_t others) {
     int seat = d->to_move;
@@ -329,6 +348,8 @@ static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t c
             if (cards & ~held) cards &= ~held;
             masters = 0;
         }
+        if (!masters && (x->race & RACE_LEAD) && must_hold_lead(d, x))
+            return likeliest_winner(cards, others & ~(voids[left] & voids[right]));
         if (masters) {
             uint32_t open_left = others & ~voids[left], open_right = others & ~voids[right];
             int best = -1, bk = -(1 << 30);

@@ -26,7 +26,7 @@ _FIRST_CARD, _POLITAINE_OFF = Politaine.FIRST_CARD, Politaine.OFF
 _CLAIM_OFF, _ON_LEAD = ClaimOut.OFF, ClaimOut.ON_LEAD
 _LAST_TRICK = 7  # tricks done when the last trick of the deal is in progress
 #: ``race`` bits (``race_cards``): contest a trick for a claim, for a meld.
-RACE_CLAIMS, RACE_MELDS = 1, 2
+RACE_CLAIMS, RACE_MELDS, RACE_LEAD = 1, 2, 4
 _BYTE_CARDS = BYTE_CARDS
 _B0, _B1, _B2, _B3 = BYTE_CARDS
 #: Positions of the table's fields read on every rollout move.
@@ -54,7 +54,8 @@ def policy_action(
     (with ``voids``): ``tracker``'s finer discards and feeds (``shrewd_card``). ``patience``
     (shrewd only): a leader holding at least that many cards keeps its masters (0: never).
     ``race`` (shrewd only): a follower contests a trick for a claim (``RACE_CLAIMS``) or a meld
-    (``RACE_MELDS``) whatever the trick is worth (``race_cards``).
+    (``RACE_MELDS``) whatever the trick is worth (``race_cards``); with ``RACE_LEAD`` a leader
+    whom the opponents would claim against leads the card likeliest to keep the lead.
     """
     phase = state[0]
     if phase == PLAY_PHASE:
@@ -311,6 +312,9 @@ def _shrewd(
             away = [c for c in cards if not held >> c & 1]
             cards = away or cards
             masters = []
+        if not masters and race & RACE_LEAD and _must_hold_lead(state):
+            threat = others & ~(voids[left] & voids[right])
+            return min(cards, key=lambda c: ((_STRONGER[c] & threat).bit_count(), c))
         if masters:
             open_left, open_right = others & ~voids[left], others & ~voids[right]
 
@@ -344,6 +348,19 @@ def _shrewd(
         if not partner_wins and sum(_THIRDS[c] for c in trick) >= 3:
             return max(beating)
     return _spare(cards, hand, others)
+
+
+def _must_hold_lead(state: State) -> bool:
+    """A leader whose opponents would claim on the next lead (their count reaches the target)
+    and whose deal goes on after this trick: it must keep the lead."""
+    table = state[4]
+    rules = table[0]
+    them = 1 - (state[1] & 1)
+    return (
+        rules.claim_out is _ON_LEAD
+        and len(table.tricks) < _LAST_TRICK
+        and table.score[them] + table.taken[them] // 3 + table.melds[them] >= rules.target
+    )
 
 
 def race_cards(state: State, hand: int, beating: list[int], race: int) -> list[int]:
