@@ -33,7 +33,7 @@ from engine.bots.expert.search import EXACT_CARDS
 from engine.bots.expert.signals import master, named_suit
 from engine.bots.expert.view import _weaker_twin, read_view
 from engine.bots.expert.world import Evidence, ReplayError, replay_world
-from engine.cards import SUIT_MASKS, TNA_MASKS, mask_from_codes, parse_card
+from engine.cards import SUIT_MASKS, TNA_MASKS, codes, mask_from_codes, parse_card
 from engine.deck import seeded_hands
 from engine.observe import observe
 from engine.position import evolve
@@ -415,56 +415,54 @@ def test_shrewd_policy_goes_on_with_its_own_run():
     assert policy_action(state, [0, 0, 0, 0], True) & 31 == parse_card("AH")
 
 
+def _hands(text: str) -> list[str]:
+    """Four hands written on one line, seat by seat, split by `` / ``."""
+    return text.split(" / ")
+
+
+def _shrewd_card(state: State, race: int = 0) -> str:
+    """The shrewd policy's card with no public voids, as its code (``"KS"``)."""
+    return codes(1 << (policy_action(state, [0, 0, 0, 0], True, race=race) & 31))[0]
+
+
 def test_racing_rollouts_contest_a_trick_that_lets_them_meld_but_keep_the_meld():
     # Seat 1 holds three aces, which it may meld only once its team has won a trick.
-    hands = [
-        "QS 7C 8C JC QC KC 8D 7D",
-        "AH AD AC KS 7S 8H 7H JH",
-        "TS 9S AS JS 8S TC 9C 9D",
-        "TD KD QD JD TH 9H KH QH",
-    ]
+    hands = _hands("QS 7C 8C JC QC KC 8D 7D / AH AD AC KS 7S 8H 7H JH"
+                   " / TS 9S AS JS 8S TC 9C 9D / TD KD QD JD TH 9H KH QH")
     state = run(deal(rules_for("pollack"), hands), "QS")
     assert state.to_move == 1
-    assert policy_action(state, [0, 0, 0, 0], True) & 31 == parse_card("7S")
-    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_MELDS) & 31 == parse_card("KS")
-    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_CLAIMS) & 31 == parse_card("7S")
+    assert _shrewd_card(state) == "7S"
+    assert _shrewd_card(state, RACE_MELDS) == "KS"
+    assert _shrewd_card(state, RACE_CLAIMS) == "7S"
     # With the fourth ace its only winner belongs to the meld: it keeps it.
     hands[1], hands[2] = "AH AD AC AS 7S 8H 7H JH", "TS 9S KS JS 8S TC 9C 9D"
     state = run(deal(rules_for("pollack"), hands), "QS")
-    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_MELDS) & 31 == parse_card("7S")
+    assert _shrewd_card(state, RACE_MELDS) == "7S"
 
 
 def test_racing_rollouts_contest_a_trick_that_lets_them_claim():
-    hands = [
-        "KC 7S 8S JS QS KS 8D 7D",
-        "AC 7C 8H 7H JH QH KH 9H",
-        "TC 9C QC JC 8C TS 9D AH",
-        "9S AS TD AD KD QD JD TH",
-    ]
+    hands = _hands("KC 7S 8S JS QS KS 8D 7D / AC 7C 8H 7H JH QH KH 9H"
+                   " / TC 9C QC JC 8C TS 9D AH / 9S AS TD AD KD QD JD TH")
     # Seat 1's team has 20 of 21: the ace's point on the king's third takes it to 21.
     state = run(deal(rules_for("pollack"), hands, score=(0, 20)), "KC")
-    assert policy_action(state, [0, 0, 0, 0], True) & 31 == parse_card("7C")
-    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_CLAIMS) & 31 == parse_card("AC")
-    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_MELDS) & 31 == parse_card("7C")
+    assert _shrewd_card(state) == "7C"
+    assert _shrewd_card(state, RACE_CLAIMS) == "AC"
+    assert _shrewd_card(state, RACE_MELDS) == "7C"
     # 19 of 21: winning would not claim, so the ace is not thrown in.
     state = run(deal(rules_for("pollack"), hands, score=(0, 19)), "KC")
-    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_CLAIMS) & 31 == parse_card("7C")
+    assert _shrewd_card(state, RACE_CLAIMS) == "7C"
 
 
 def test_racing_rollouts_lead_to_keep_the_lead_from_opponents_who_would_claim():
-    hands = [
-        "TC 9C JC 8C 7C TD KD QD",
-        "KC QC 8D 7D JH 8H 7S 8S",
-        "AC AD 9D JD TH 9H KH QH",
-        "AH 7H TS 9S AS KS QS JS",
-    ]
+    hands = _hands("TC 9C JC 8C 7C TD KD QD / KC QC 8D 7D JH 8H 7S 8S"
+                   " / AC AD 9D JD TH 9H KH QH / AH 7H TS 9S AS KS QS JS")
     state = deal(rules_for("pollack"), hands, dealer=0, score=(18, 0))
     assert state.to_move == 1
     # Seat 1 holds no master; the king of clubs has the fewest stronger cards out.
-    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_LEAD) & 31 != parse_card("KC")
+    assert _shrewd_card(state, RACE_LEAD) != "KC"
     state = evolve(state, melds=(3, 0))  # the opponents' count reaches 21: they would claim
-    assert policy_action(state, [0, 0, 0, 0], True) & 31 != parse_card("KC")
-    assert policy_action(state, [0, 0, 0, 0], True, race=RACE_LEAD) & 31 == parse_card("KC")
+    assert _shrewd_card(state) != "KC"
+    assert _shrewd_card(state, RACE_LEAD) == "KC"
 
 
 @pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: f"{r.preset}-{r.changed_options()}")
