@@ -181,8 +181,9 @@ class ExpertBot:
         #: Shrewd rollouts and fallback: a leader holding at least this many cards keeps its
         #: masters (``policy._shrewd``; 0: never).
         self.patience = option(patience, "EXPERT_PATIENCE", DEFAULT_PATIENCE, int)
-        #: In the C shrewd rollouts, a follower contests a trick for a claim, its own or the
-        #: opponents' (1), for a meld (2), or both (3) (``native.race_cards``).
+        #: Shrewd rollouts and fallback, bits: a follower contests a trick for a claim, its
+        #: own or the opponents' (1), or for a meld (2); a leader the opponents would claim
+        #: against leads to keep the lead (4) (``policy.race_cards``; 0: never).
         self.race = option(race, "EXPERT_RACE", "0", int)
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)

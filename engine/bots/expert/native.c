@@ -41,7 +41,7 @@ typedef struct {
     int mode, low_rule, capot, eighteen_four, target, max_deals, deal, next_instant;
     int team, exact_cards, policy;
     int patience; /* shrewd: a leader holding this many cards keeps its masters (0: never) */
-    int race; /* shrewd: a follower contests a trick for a claim or a meld (race_cards: RACE_*) */
+    int race; /* shrewd: RACE_* bits (race_cards, must_hold_lead) */
     int meld_rule, claim_rule;
     int own_samples, own_plies; /* the seats' own searches in rollouts (own_choice) */
     int own_team;                /* 1: only the searching team's seats search their moves */

@@ -157,7 +157,7 @@ class NativeValues:
         self.own = own
         #: The shrewd policy's leader with at least this many cards keeps its masters.
         self.patience = patience
-        #: The shrewd policy's follower contests a trick for a claim (1), a meld (2) or both (3).
+        #: The shrewd policy's race bits (``policy.RACE_CLAIMS``, ``RACE_MELDS``, ``RACE_LEAD``).
         self.race = race
         self._seed = seed & _MASK
         self._tail: list[int] | None = None

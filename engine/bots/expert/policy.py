@@ -25,7 +25,8 @@ _THIRDS = CARD_THIRDS
 _FIRST_CARD, _POLITAINE_OFF = Politaine.FIRST_CARD, Politaine.OFF
 _CLAIM_OFF, _ON_LEAD = ClaimOut.OFF, ClaimOut.ON_LEAD
 _LAST_TRICK = 7  # tricks done when the last trick of the deal is in progress
-#: ``race`` bits (``race_cards``): contest a trick for a claim, for a meld.
+#: ``race`` bits: a follower contests a trick for a claim, for a meld (``race_cards``); a
+#: leader keeps the lead from opponents who would claim (``_must_hold_lead``).
 RACE_CLAIMS, RACE_MELDS, RACE_LEAD = 1, 2, 4
 _BYTE_CARDS = BYTE_CARDS
 _B0, _B1, _B2, _B3 = BYTE_CARDS
