@@ -277,6 +277,11 @@ static int careful(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t 
 
 static int available_melds(uint32_t hand, int melded, int *found);
 
+/* claim.count: what a claim by ``team`` would count now. */
+static inline int team_count(const Deal *d, int team) {
+    return d->score[team] + d->taken[team] / 3 + d->melds[team];
+}
+
 /* The cards of every meld ``hand`` could meld now (melds.available_melds). */
 static uint32_t meld_cards(uint32_t hand, int melded) {
     int found[8];
@@ -314,9 +319,8 @@ static uint32_t race_cards(const Deal *d, const Ctx *x, uint32_t hand, uint32_t 
 /* A leader whose opponents would claim on the next lead (their count reaches the target) and
  * whose deal goes on after this trick: it must keep the lead. */
 static int must_hold_lead(const Deal *d, const Ctx *x) {
-    int them = 1 - (d->to_move & 1);
     return x->claim_rule == CLAIM_ON_LEAD && d->done < 7
-           && d->score[them] + d->taken[them] / 3 + d->melds[them] >= x->target;
+           && team_count(d, 1 - (d->to_move & 1)) >= x->target;
 }
 
 /* The lead with the fewest stronger cards of its suit in ``threat``, then the strongest. */
@@ -398,10 +402,7 @@ static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t c
 }
 
 /* claim.count: what a claim by the team of the seat to move would count now. */
-static inline int claim_count(const Deal *d) {
-    int team = d->to_move & 1;
-    return d->score[team] + d->taken[team] / 3 + d->melds[team];
-}
+static inline int claim_count(const Deal *d) { return team_count(d, d->to_move & 1); }
 
 /* policy.claim_is_sure where a claim is offered now (claim.offered). */
 static int claim_now(const Deal *d, const Ctx *x) {

@@ -16,6 +16,7 @@ from engine.optional.low_lead import lowest_rank
 from engine.optional.melds import meld_cards
 from engine.optional.politaine import SUIT_LOW_BITS as _SUIT_LOW_BITS
 from engine.optional.politaine import announceable
+from engine.position import TRICKS_PER_DEAL
 from engine.rules import ClaimOut, Politaine
 from engine.state import MELD_PHASE, PLAY_PHASE, POULES_PHASE, REDEAL_PHASE, State, Table
 
@@ -24,7 +25,7 @@ _THIRDS = CARD_THIRDS
 # Enum members as module globals (class attribute lookups are slow in the rollouts).
 _FIRST_CARD, _POLITAINE_OFF = Politaine.FIRST_CARD, Politaine.OFF
 _CLAIM_OFF, _ON_LEAD = ClaimOut.OFF, ClaimOut.ON_LEAD
-_LAST_TRICK = 7  # tricks done when the last trick of the deal is in progress
+_LAST_TRICK = TRICKS_PER_DEAL - 1  # tricks done when the deal's last trick is in progress
 #: ``race`` bits: a follower contests a trick for a claim, for a meld (``race_cards``); a
 #: leader keeps the lead from opponents who would claim (``_must_hold_lead``).
 RACE_CLAIMS, RACE_MELDS, RACE_LEAD = 1, 2, 4
@@ -356,11 +357,10 @@ def _must_hold_lead(state: State) -> bool:
     and whose deal goes on after this trick: it must keep the lead."""
     table = state[4]
     rules = table[0]
-    them = 1 - (state[1] & 1)
     return (
         rules.claim_out is _ON_LEAD
         and len(table.tricks) < _LAST_TRICK
-        and table.score[them] + table.taken[them] // 3 + table.melds[them] >= rules.target
+        and claim.count(state, 1 - (state[1] & 1)) >= rules.target
     )
 
 
