@@ -194,3 +194,49 @@ def test_the_seats_own_searches_play_legal_replayable_matches(preset, capsys):
 
     assert play() == play()
     assert "expert:" not in capsys.readouterr().err  # no decision fell back
+
+
+@needs_native
+def test_a_seat_imagines_the_hidden_hands_by_what_every_seat_knows():
+    """The seats' own searches (``own``) imagine the others' hands: sizes kept, the cards said to
+    be held (melds, politaines) kept where they are, no card in a hand proved not to hold it."""
+    rules = rules_for("pollack")
+    outlook = Outlook(rules)
+    state, _ = _positions(rules, 7, 1)[0]
+    hands = [state.hands[s] for s in range(4)]
+    me = state.to_move
+    left, across, right = ((me + 1) & 3, (me + 2) & 3, (me + 3) & 3)
+    shown = [0, 0, 0, 0]
+    shown[left] = _lowest(hands[left], 3)  # as if melded
+    voids = [0, 0, 0, 0]
+    lacking = [s for s in range(4) if not hands[across] & SUIT_MASKS[s]]
+    if lacking:
+        voids[across] = SUIT_MASKS[lacking[0]]
+    barred = [0, 0, 0, 0]
+    barred[right] = _lowest(hands[across], 1)  # as if the missing card of a three
+    native = native_for(
+        state, rules, outlook.table, me & 1, 0, "shrewd", voids, facts=(shown, barred)
+    )
+    assert native is not None
+    moved = 0
+    for seed in range(200):
+        imagined = native.imagined(state, seed)
+        assert imagined[me] == hands[me]
+        assert imagined[left] & shown[left] == shown[left]
+        assert not imagined[across] & voids[across]
+        assert not imagined[right] & barred[right]
+        assert [bin(h).count("1") for h in imagined] == [bin(h).count("1") for h in hands]
+        assert imagined[left] | imagined[across] | imagined[right] == (
+            hands[left] | hands[across] | hands[right]
+        )
+        moved += imagined != hands
+    assert moved > 150  # the cards not known are dealt anew
+
+
+def _lowest(hand: int, count: int) -> int:
+    """The ``count`` lowest-indexed cards of ``hand``."""
+    out = 0
+    for card in range(32):
+        if hand >> card & 1 and bin(out).count("1") < count:
+            out |= 1 << card
+    return out

@@ -305,6 +305,7 @@ class ExpertBot:
                 policy if self.careful else "greedy", evaluator.voids,
                 (self.own, self.own_plies, int(self.own_team)),
                 self.rng.getrandbits(32) if self.own else 0, patience, race,
+                view.public_facts() if self.own else None,
             )  # fmt: skip
         action, _, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,

@@ -34,6 +34,10 @@ typedef struct {
     int poules[4], bonus[2], melds[2], score[2];
     int melded;  /* meld ids scored this deal (engine/actions.py) */
     int claimed; /* -1, or the team that won the match by a claim */
+    /* What every seat knows of each hand (read only by imagine): cards said to be held (melds,
+     * politaines, signals; a card leaves with its play) and cards said not to be (the missing
+     * card of a three, ranks under a low lead; the public voids are apart). */
+    uint32_t shown[4], barred[4];
 } Deal;
 
 /* What stays fixed over a decision: the rules, the searching team, the outlook table. */
@@ -525,6 +529,13 @@ static void turn(Deal *d, const Ctx *x, int seat) {
         int meld = found[0];
         d->melds[seat & 1] += (meld >= 4 && meld < 7) ? 4 : 3;
         d->melded |= 1 << meld;
+        uint32_t cards = meld < 4 ? TNA_MASK(meld) : SUIT_LOW_BITS << (meld < 7 ? meld - 4 : (meld - 7) / 4);
+        if (meld >= 7) { /* a three: the card of the missing suit is not held */
+            uint32_t missing = 1u << (8 * ((meld - 7) % 4) + (meld - 7) / 4);
+            cards &= ~missing;
+            d->barred[seat] |= missing;
+        }
+        d->shown[seat] |= cards;
     }
 }
 
@@ -651,16 +662,18 @@ static inline uint64_t next_random(uint64_t *state) { /* xorshift64* */
 }
 
 /* The hidden hands as the seat to move may imagine them: the cards it cannot see dealt at
- * random to the other seats, each keeping its hand size and, where it can be kept, its public
- * voids (a few tries; then the voids are dropped). Only the seat's own view is read. */
+ * random to the other seats, each keeping its hand size, the cards said to be in its hand
+ * (shown) and, where they can be kept, its public voids and the cards said not to be there
+ * (barred): a few tries, then those are dropped. Only the seat's own view is read. */
 static void imagine(Deal *d, const uint32_t *voids, uint64_t *rng) {
     int me = d->to_move;
     int seats[3], need[3], cards[32], n = 0;
-    uint32_t unknown = 0;
+    uint32_t unknown = 0, kept[3];
     for (int i = 0; i < 3; i++) {
         seats[i] = (me + 1 + i) & 3;
-        need[i] = popcount(d->hand[seats[i]]);
-        unknown |= d->hand[seats[i]];
+        kept[i] = d->shown[seats[i]] & d->hand[seats[i]];
+        need[i] = popcount(d->hand[seats[i]] & ~kept[i]);
+        unknown |= d->hand[seats[i]] & ~kept[i];
     }
     for (uint32_t m = unknown; m; m &= m - 1) cards[n++] = __builtin_ctz(m);
     for (int attempt = 0; attempt < 8; attempt++) {
@@ -669,12 +682,14 @@ static void imagine(Deal *d, const uint32_t *voids, uint64_t *rng) {
             int j = (int)(next_random(rng) % (uint64_t)(i + 1));
             int t = cards[i]; cards[i] = cards[j]; cards[j] = t;
         }
-        uint32_t hands[3] = {0, 0, 0};
+        uint32_t hands[3] = {kept[0], kept[1], kept[2]};
         int left[3] = {need[0], need[1], need[2]}, ok = 1;
         for (int k = 0; k < n && ok; k++) {
             int c = cards[k], options[3], count = 0;
-            for (int i = 0; i < 3; i++)
-                if (left[i] && !(honour && (voids[seats[i]] >> c & 1))) options[count++] = i;
+            for (int i = 0; i < 3; i++) {
+                uint32_t barred = voids[seats[i]] | d->barred[seats[i]];
+                if (left[i] && !(honour && (barred >> c & 1))) options[count++] = i;
+            }
             if (!count) { ok = 0; break; }
             int i = options[next_random(rng) % (uint64_t)count];
             hands[i] |= 1u << c;
@@ -756,9 +771,10 @@ static void unpack(const int32_t *p, Deal *d, Ctx *x, uint32_t *voids) {
     x->rng = ((uint64_t)(uint32_t)p[57] << 32 | 0x9E3779B9u) ^ 0xD1B54A32D192ED03ULL;
     x->patience = p[58];
     x->race = p[59];
+    for (int s = 0; s < 4; s++) { d->shown[s] = (uint32_t)p[60 + s]; d->barred[s] = (uint32_t)p[64 + s]; }
 }
 
-#define FIELDS 60
+#define FIELDS 68
 
 /* The value of each of n actions of the seat to move (Evaluator.value), into out. */
 int qs_values(const int32_t *packed, const int32_t *actions, int n, const double *outlook,
@@ -778,6 +794,17 @@ int qs_values(const int32_t *packed, const int32_t *actions, int n, const double
         out[i] = apply(&d, &x, actions[i]) ? leaf(&d, &x) : rollout(&d, &x, voids, &rng);
     }
     return 0;
+}
+
+/* The four hands as the seat to move imagines the packed deal (imagine), into hands. */
+void qs_imagine(const int32_t *packed, uint32_t seed, uint32_t *hands) {
+    Deal d;
+    Ctx x;
+    uint32_t voids[4];
+    unpack(packed, &d, &x, voids);
+    uint64_t rng = ((uint64_t)seed << 32 | 0x9E3779B9u) ^ 0xD1B54A32D192ED03ULL;
+    imagine(&d, voids, &rng);
+    memcpy(hands, d.hand, sizeof d.hand);
 }
 
 int qs_fields(void) { return FIELDS; }

@@ -38,7 +38,7 @@ from engine.state import PLAY_PHASE, State
 
 SOURCE = Path(__file__).with_name("native.c")
 #: How many ints ``native.c`` reads (``qs_fields``).
-FIELDS = 60
+FIELDS = 68
 _MODES = {Politaine.OFF: 0, Politaine.FIRST_CARD: 1, Politaine.BEFORE_PLAY: 2}
 _LOW_RULES = {LowLead.OFF: 0, LowLead.EVERY_TRICK: 1, LowLead.FIRST_TRICK: 2}
 _POLICIES = {"greedy": 0, "careful": 1, "shrewd": 2}
@@ -120,6 +120,8 @@ def library() -> ctypes.CDLL | None:
         ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
         ctypes.c_void_p,
     )  # fmt: skip
+    lib.qs_imagine.restype = None
+    lib.qs_imagine.argtypes = (ctypes.c_char_p, ctypes.c_uint32, ctypes.c_void_p)
     return lib
 
 
@@ -143,6 +145,7 @@ class NativeValues:
         seed: int = 0,
         patience: int = 0,
         race: int = 0,
+        facts: tuple[list[int], list[int]] | None = None,
     ) -> None:
         self.lib = lib
         self.rules = rules
@@ -159,6 +162,10 @@ class NativeValues:
         self.patience = patience
         #: The shrewd policy's race bits (``policy.RACE_CLAIMS``, ``RACE_MELDS``, ``RACE_LEAD``).
         self.race = race
+        #: What every seat may know of each hand (``View.public_facts``): the cards said to be
+        #: held, the cards proved absent beyond the voids; read only by the seats' own searches.
+        shown, barred = facts if facts is not None else ([0] * 4, [0] * 4)
+        self._facts = [*(m & _MASK for m in shown), *(m & _MASK for m in barred)]
         self._seed = seed & _MASK
         self._tail: list[int] | None = None
         self._out = (ctypes.c_double * 64)()
@@ -187,6 +194,23 @@ class NativeValues:
 
     def values(self, world: State, actions: list[int]) -> list[float]:
         """The value of each of ``actions`` (plays of the seat to move) in ``world``."""
+        data = self._packed(world)
+        self._seed = (self._seed * 0x9E3779B1 + 0x7F4A7C15) & _MASK  # the next world's deals
+        if actions is not self._actions:
+            self._actions, self._moves = actions, np.array(actions, dtype=np.int32).tobytes()
+        out = self._out
+        self.lib.qs_values(data, self._moves, len(actions), self._pointer, self.limit, out)
+        return out[: len(actions)]
+
+    def imagined(self, world: State, seed: int) -> list[int]:
+        """The four hands as the seat to move imagines ``world`` in its own search (its hand
+        kept, the others' cards dealt anew by what every seat knows): a probe for tests."""
+        hands = (ctypes.c_uint32 * 4)()
+        self.lib.qs_imagine(self._packed(world), seed & _MASK, hands)
+        return list(hands)
+
+    def _packed(self, world: State) -> bytes:
+        """``world`` and the decision's context as the ints ``native.c`` unpacks."""
         packed = world[2]
         table = world[4]
         trick = world[3]
@@ -205,15 +229,9 @@ class NativeValues:
             *(run if run is not None else (-1, 0, 0)), len(announced), *ann, *poules,
             bonus[0], bonus[1], melds[0], melds[1], score[0], score[1], *self.voids,
             *self._rules_tail(world), table[_MELDED], self._seed, self.patience,
-            self.race,
+            self.race, *self._facts,
         ]  # fmt: skip
-        self._seed = (self._seed * 0x9E3779B1 + 0x7F4A7C15) & _MASK  # the next world's deals
-        data = np.array(ints, dtype=np.int64).astype(np.int32).tobytes()
-        if actions is not self._actions:
-            self._actions, self._moves = actions, np.array(actions, dtype=np.int32).tobytes()
-        out = self._out
-        self.lib.qs_values(data, self._moves, len(actions), self._pointer, self.limit, out)
-        return out[: len(actions)]
+        return np.array(ints, dtype=np.int64).astype(np.int32).tobytes()
 
 
 def native_for(world: State, *settings: Any, **named: Any) -> NativeValues | None:

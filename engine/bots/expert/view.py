@@ -52,11 +52,23 @@ class View:
     poules: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     #: Suits (card masks) each seat failed to follow: public, every player knows them.
     voids: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    #: The partner's cards in ``forbidden`` that only this bot reads (``twins``), not public.
+    inferred: int = 0
 
     @property
     def unknown(self) -> int:
         """Cards in the other three hands."""
         return FULL_DECK & ~self.hand & ~self.played
+
+    def public_facts(self) -> tuple[list[int], list[int]]:
+        """What every seat may know of each hand: the cards said to be held (``required``) and
+        those proved absent beyond the voids (``forbidden`` without this bot's own reading)."""
+        partner = (self.seat + 2) & 3
+        barred = [
+            self.forbidden[s] & ~self.voids[s] & ~(self.inferred if s == partner else 0)
+            for s in range(4)
+        ]
+        return list(self.required), barred
 
 
 def read_view(state: dict[str, Any], low_lead: str, twins: bool = False, tna: bool = False) -> View:
@@ -120,7 +132,8 @@ def read_view(state: dict[str, Any], low_lead: str, twins: bool = False, tna: bo
         low = len(cards) == 4 and sum(CARD_THIRDS[c] for c in cards) < 3
         for card in cards:
             gone |= 1 << card
-    view.forbidden[partner] |= not_held & ~view.by_seat[partner]
+    view.inferred = not_held & ~view.by_seat[partner]
+    view.forbidden[partner] |= view.inferred
     _signal_facts(view, state["said"])
     for s in range(4):
         view.required[s] &= ~view.played
