@@ -184,7 +184,9 @@ def test_the_seats_own_searches_play_legal_replayable_matches(preset, capsys):
     def play() -> list:
         seats = [
             BotSeat(ExpertBot(worlds=4, move_ms=60_000, own=4, own_team=s == 2))
-            if s % 2 == 0
+            if s == 0
+            else BotSeat(ExpertBot(worlds=4, move_ms=60_000, own=3, own_plies=8, own_leads=True))
+            if s == 2
             else BotSeat(make_bot("tracker"))
             for s in range(4)
         ]

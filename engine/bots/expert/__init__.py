@@ -113,6 +113,7 @@ class ExpertBot:
         own: int | None = None,
         own_plies: int | None = None,
         own_team: bool | None = None,
+        own_leads: bool | None = None,
         patience: int | None = None,
         race: int | None = None,
     ) -> None:
@@ -178,6 +179,8 @@ class ExpertBot:
         self.own = option(own, "EXPERT_OWN", "0", int)
         self.own_plies = option(own_plies, "EXPERT_OWN_PLIES", "4", int)
         self.own_team = option(own_team, "EXPERT_OWN_TEAM", "0", lambda v: str(v) != "0")
+        #: Only the leads among those moves are searched; followers play the policy.
+        self.own_leads = option(own_leads, "EXPERT_OWN_LEADS", "0", lambda v: str(v) != "0")
         #: Shrewd rollouts and fallback: a leader holding at least this many cards keeps its
         #: masters (``policy._shrewd``; 0: never).
         self.patience = option(patience, "EXPERT_PATIENCE", DEFAULT_PATIENCE, int)
@@ -303,7 +306,7 @@ class ExpertBot:
             evaluator.native = native_for(
                 first, rules, self.outlook.table, self.seat & 1, self.exact_cards,
                 policy if self.careful else "greedy", evaluator.voids,
-                (self.own, self.own_plies, int(self.own_team)),
+                (self.own, self.own_plies, int(self.own_team) | 2 * int(self.own_leads)),
                 self.rng.getrandbits(32) if self.own else 0, patience, race,
                 view.public_facts() if self.own else None,
             )  # fmt: skip

@@ -155,8 +155,8 @@ class NativeValues:
         self.exact_cards = exact_cards
         self.policy = _POLICIES[policy]
         self.voids = list(voids) if voids is not None else [0, 0, 0, 0]
-        #: The seats' own searches in rollouts: (deals imagined a move, moves searched, 1 for
-        #: the searching team's seats only).
+        #: The seats' own searches in rollouts: (deals imagined a move, moves searched, bits:
+        #: 1 the searching team's seats only, 2 leads only).
         self.own = own
         #: The shrewd policy's leader with at least this many cards keeps its masters.
         self.patience = patience
