@@ -10,7 +10,7 @@ import pytest
 
 from engine.bots import BotSeat, make_bot
 from engine.bots.expert import ExpertBot
-from engine.bots.expert.native import library, native_for
+from engine.bots.expert.native import SearchJudge, library, native_for
 from engine.bots.expert.outlook import Outlook
 from engine.bots.expert.search import Evaluator
 from engine.cards import SUIT_MASKS
@@ -183,7 +183,7 @@ def test_the_seats_own_searches_play_legal_replayable_matches(preset, capsys):
 
     def play() -> list:
         seats = [
-            BotSeat(ExpertBot(worlds=4, move_ms=60_000, own=4, own_team=s == 2))
+            BotSeat(ExpertBot(worlds=4, move_ms=60_000, own=4, own_team=True, partner_search=4))
             if s == 0
             else BotSeat(ExpertBot(worlds=4, move_ms=60_000, own=3, own_plies=8, own_leads=True))
             if s == 2
@@ -242,3 +242,20 @@ def _lowest(hand: int, count: int) -> int:
         if hand >> card & 1 and bin(out).count("1") < count:
             out |= 1 << card
     return out
+
+
+@needs_native
+def test_a_seats_own_search_chooses_one_of_its_legal_cards():
+    """``SearchJudge`` (a searching partner's lead judged by a search of its own) names a card
+    the seat to move may play, and the same card for the same seed."""
+    rules = rules_for("pollack")
+    outlook = Outlook(rules)
+    checked = 0
+    for seed in range(10):
+        for state, voids in _positions(rules, seed, 6):
+            legal = {a & 31 for a in state.legal() if a < 256}
+            chosen = [SearchJudge(rules, outlook.table, 6, 11)(state, voids) for _ in range(2)]
+            assert chosen[0] == chosen[1]
+            assert chosen[0] & 31 in legal, state
+            checked += 1
+    assert checked > 20

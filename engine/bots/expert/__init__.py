@@ -29,7 +29,7 @@ from engine.state import State
 
 from .carding import carded
 from .fit import OpponentFit
-from .native import library, native_for
+from .native import SearchJudge, library, native_for
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
 from .prune import distinct_cards, tna_apart
@@ -116,6 +116,7 @@ class ExpertBot:
         own_leads: bool | None = None,
         patience: int | None = None,
         race: int | None = None,
+        partner_search: int | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -136,6 +137,7 @@ class ExpertBot:
             partner_shrewd=option(
                 partner_judge, "EXPERT_PARTNER_JUDGE", "0", lambda v: str(v) != "0"
             ),
+            partner_search=option(partner_search, "EXPERT_PARTNER_SEARCH", "0", int),
         )
         self.signals = option(signals, "EXPERT_SIGNALS", "1", lambda v: str(v) != "0")
         self.exact_cards = option(exact, "EXPERT_EXACT", EXACT_CARDS, int)
@@ -257,7 +259,11 @@ class ExpertBot:
         tna = tna_apart(rules)  # T, 9 and A never equivalent
         view = self.known(read_view(message["state"], rules.low_lead, self.twins, tna))
         sampler = Sampler(view, rules, self.rng)
-        worlds = Worlds(rules, view, decision, self.evidence, self.shrewd_judge)
+        samples = self.evidence.partner_search
+        judge = None
+        if samples and self.native and self.evidence.partner_miss < 1.0:
+            judge = SearchJudge(rules, self.outlook.table, samples, self.rng.getrandbits(32))
+        worlds = Worlds(rules, view, decision, self.evidence, self.shrewd_judge, judge)
         first, first_weight = _build(worlds, sampler)
         codes = [parse_action(a) for a in legal]
         if CLAIM in codes and claim_is_sure(first, self.seat):

@@ -809,4 +809,20 @@ void qs_imagine(const int32_t *packed, uint32_t seed, uint32_t *hands) {
     memcpy(hands, d.hand, sizeof d.hand);
 }
 
+/* The card the seat to move would play by a small search of its own over samples deals it
+ * imagines (own_choice, valued for its own team): how a searching player is judged (world.py). */
+int qs_choice(const int32_t *packed, const double *outlook, int limit, int samples) {
+    Deal d;
+    Ctx x;
+    uint32_t voids[4];
+    unpack(packed, &d, &x, voids);
+    x.outlook = outlook;
+    x.limit = limit;
+    x.own_samples = samples;
+    x.own_plies = 0;
+    x.team = d.to_move & 1;
+    uint64_t rng = x.rng;
+    return own_choice(&d, &x, voids, &rng);
+}
+
 int qs_fields(void) { return FIELDS; }

@@ -120,6 +120,8 @@ def library() -> ctypes.CDLL | None:
         ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
         ctypes.c_void_p,
     )  # fmt: skip
+    lib.qs_choice.restype = ctypes.c_int
+    lib.qs_choice.argtypes = (ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int)
     lib.qs_imagine.restype = None
     lib.qs_imagine.argtypes = (ctypes.c_char_p, ctypes.c_uint32, ctypes.c_void_p)
     return lib
@@ -202,6 +204,14 @@ class NativeValues:
         self.lib.qs_values(data, self._moves, len(actions), self._pointer, self.limit, out)
         return out[: len(actions)]
 
+    def choice(self, world: State, voids: list[int], samples: int) -> int:
+        """The action the seat to move in ``world`` would take by a small search of its own
+        over ``samples`` deals it imagines, the public ``voids`` as given."""
+        self.voids = voids
+        data = self._packed(world)
+        self._seed = (self._seed * 0x9E3779B1 + 0x7F4A7C15) & _MASK
+        return self.lib.qs_choice(data, self._pointer, self.limit, samples)
+
     def imagined(self, world: State, seed: int) -> list[int]:
         """The four hands as the seat to move imagines ``world`` in its own search (its hand
         kept, the others' cards dealt anew by what every seat knows): a probe for tests."""
@@ -232,6 +242,28 @@ class NativeValues:
             self.race, *self._facts,
         ]  # fmt: skip
         return np.array(ints, dtype=np.int64).astype(np.int32).tobytes()
+
+
+class SearchJudge:
+    """Judges a searching partner's lead by the card its own small search would choose
+    (``NativeValues.choice``): a callable (state, public voids) -> action, or ``None`` where
+    the search cannot run in C. Built on the first state it is asked about."""
+
+    def __init__(self, rules: RuleSet, table: np.ndarray, samples: int, seed: int) -> None:
+        self.rules = rules
+        self.table = table
+        self.samples = samples
+        self.seed = seed
+        self._native: NativeValues | None = None
+
+    def __call__(self, state: State, voids: list[int]) -> int | None:
+        if self._native is None:
+            self._native = native_for(
+                state, self.rules, self.table, state[1] & 1, 0, "shrewd", None, seed=self.seed
+            )
+            if self._native is None:
+                return None
+        return self._native.choice(state, list(voids), self.samples)
 
 
 def native_for(world: State, *settings: Any, **named: Any) -> NativeValues | None:

@@ -50,6 +50,10 @@ class Evidence:
     #: Judge leads too (the first card of a trick); off, only the cards that follow are read
     #: (a searching player leads unlike the policy, which leads its masters first).
     leads: bool = True
+    #: Judge the partner's leads by a small search of its own over this many deals it imagines
+    #: (``native.SearchJudge``; 0: by the policy). The partner searches; the policy leads unlike
+    #: it (round 15), and a lead says most about the leader's hand.
+    partner_search: int = 0
 
     @property
     def any(self) -> bool:
@@ -68,6 +72,7 @@ def replay_world(
     miss: float = 1.0,
     evidence: Evidence | None = None,
     shrewd_judge: bool = False,
+    search_judge: Callable[[State, list[int]], int | None] | None = None,
 ) -> tuple[State, float]:
     """The state of the deal in progress, had the hidden hands been ``hands`` (held now).
 
@@ -76,10 +81,13 @@ def replay_world(
     choice in its place multiplies the weight by ``miss`` (opponent) or ``partner_miss``; each
     silence (see ``Evidence``) by ``quiet``. ``shrewd_judge``: the judge is the shrewd policy,
     told the voids public at each play (``judge`` is then ignored but must be given).
+    ``search_judge``: judges the partner's leads instead (``Evidence.partner_search``).
     """
     me = view.seat
     ev = evidence or Evidence(miss=miss)
-    state, weight, melds = _replay_plays(rules, view, hands, ev, judge, shrewd_judge)
+    state, weight, melds = _replay_plays(
+        rules, view, hands, ev, judge, shrewd_judge, search_judge=search_judge
+    )
     state, silent = _melds_before(state, melds, me, finish=decision == "play", me=me)
     weight *= ev.quiet**silent
     if state.to_move != me:
@@ -112,6 +120,7 @@ def _replay_plays(
     judge: Callable[[State], int] | None,
     shrewd_judge: bool,
     tally: list[list[float]] | None = None,
+    search_judge: Callable[[State, list[int]], int | None] | None = None,
 ) -> tuple[State, float, list]:
     """The deal replayed from its start through every public play (see ``replay_world``);
     returns the state, the evidence weight and the melds not yet applied. With ``tally``
@@ -150,7 +159,12 @@ def _replay_plays(
         elif seat != me:
             opponent = (seat ^ me) & 1
             if judge is not None and (ev.leads or state[3]):
-                if shrewd_judge or (ev.partner_shrewd and not opponent):
+                searched = None
+                if search_judge is not None and not opponent and not state[3]:
+                    searched = search_judge(state, voids)
+                if searched is not None:
+                    guess = searched
+                elif shrewd_judge or (ev.partner_shrewd and not opponent):
                     guess = policy_action(state, voids, True)
                 else:
                     guess = judge(state)
@@ -241,8 +255,10 @@ class Worlds:
         decision: str,
         evidence: Evidence = NO_EVIDENCE,
         shrewd_judge: bool = False,
+        search_judge: Callable[[State, list[int]], int | None] | None = None,
     ) -> None:
         self.shrewd_judge = shrewd_judge
+        self.search_judge = search_judge
         self.rules = rules
         self.view = view
         self.decision = decision
@@ -263,6 +279,7 @@ class Worlds:
                 judge,
                 evidence=ev,
                 shrewd_judge=self.shrewd_judge,
+                search_judge=self.search_judge,
             )
             self._template = state
             return state, weight
