@@ -117,6 +117,7 @@ class ExpertBot:
         patience: int | None = None,
         race: int | None = None,
         partner_search: int | None = None,
+        search_scope: int | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -138,6 +139,7 @@ class ExpertBot:
                 partner_judge, "EXPERT_PARTNER_JUDGE", "0", lambda v: str(v) != "0"
             ),
             partner_search=option(partner_search, "EXPERT_PARTNER_SEARCH", "0", int),
+            search_scope=option(search_scope, "EXPERT_SEARCH_SCOPE", "0", int),
         )
         self.signals = option(signals, "EXPERT_SIGNALS", "1", lambda v: str(v) != "0")
         self.exact_cards = option(exact, "EXPERT_EXACT", EXACT_CARDS, int)

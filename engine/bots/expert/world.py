@@ -54,6 +54,8 @@ class Evidence:
     #: (``native.SearchJudge``; 0: by the policy). The partner searches; the policy leads unlike
     #: it (round 15), and a lead says most about the leader's hand.
     partner_search: int = 0
+    #: What else that search judges, bits: the opponents' leads (1), the cards that follow (2).
+    search_scope: int = 0
 
     @property
     def any(self) -> bool:
@@ -160,7 +162,12 @@ def _replay_plays(
             opponent = (seat ^ me) & 1
             if judge is not None and (ev.leads or state[3]):
                 searched = None
-                if search_judge is not None and not opponent and not state[3]:
+                scope = ev.search_scope
+                if (
+                    search_judge is not None
+                    and (not opponent or scope & 1)
+                    and (not state[3] or scope & 2)
+                ):
                     searched = search_judge(state, voids)
                 if searched is not None:
                     guess = searched
