@@ -20,7 +20,7 @@ from engine.state import MELD_PHASE, POULES_PHASE, REDEAL_PHASE, State, deal_sta
 
 from .carding import carded
 from .policy import policy_action
-from .prune import tna_apart
+from .prune import distinct_cards, tna_apart
 from .view import View
 
 
@@ -170,7 +170,7 @@ def _replay_plays(
                 ):
                     searched = search_judge(state, voids)
                 if searched is not None:
-                    guess = searched
+                    guess = _class_card(state, seat, searched & 31, action & 31, rules, tna)
                 elif shrewd_judge or (ev.partner_shrewd and not opponent):
                     guess = policy_action(state, voids, True)
                 else:
@@ -189,6 +189,20 @@ def _replay_plays(
             voids[seat] |= SUIT_MASKS[trick[0] >> 3]
         state = state.apply(action)
     return state, weight, melds
+
+
+def _class_card(state: State, seat: int, guess: int, card: int, rules: RuleSet, tna: bool) -> int:
+    """``card`` if it is equivalent to ``guess`` in ``seat``'s hand (the search tries one card of
+    each class and may name the other), else ``guess``."""
+    if guess == card or guess >> 3 != card >> 3:
+        return guess
+    gone = 0
+    for trick in state.tricks:
+        for played in trick[1]:
+            gone |= 1 << played
+    low = rules.low_lead != "off"
+    same = len(distinct_cards([guess, card], state.hand(seat), gone, low, tna)) == 1
+    return card if same else guess
 
 
 def _carded_card(state: State, seat: int, card: int, tna: bool) -> int:
