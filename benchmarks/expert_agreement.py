@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import engine.bots.expert as expert_module
 from engine.bots import BotSeat, make_bot
 from engine.bots.expert import ExpertBot
+from engine.bots.expert.native import SearchJudge
 from engine.bots.expert.policy import _reading as seat_reading
 from engine.bots.expert.prune import distinct_cards, equivalent, tna_apart
 from engine.cards import CARD_THIRDS, SUIT_MASKS
@@ -46,6 +47,8 @@ class Watched(ExpertBot):
     """The expert, noting for each searched decision the policy's cards and the search's."""
 
     variants: tuple[int, ...] = (0,)
+    #: Deals imagined by the search judge compared too (``--search-judge``; 0: none).
+    search_judge = 0
     #: (policy's card per variant, search's card, place in the trick, cards in hand)
     seen: list[tuple[dict[int, int], int, int, int]] = []
     #: Leads with a choice: (hand, cards out, voids, seat, policy's card, search's card).
@@ -72,18 +75,44 @@ _pimc = expert_module.pimc
 _current: list[Watched] = []
 
 
-def _watch_policy(state, voids=None, shrewd=False, patience=0):
+def _watch_policy(state, voids=None, shrewd=False, patience=0, race=0):
     bot = _current[0]
-    bot._policy = {k: _policy_action(state, voids, shrewd, k) & 31 for k in Watched.variants}
+    bot._policy = {
+        k: _policy_action(state, voids, shrewd, k, race) & 31 for k in Watched.variants
+    }
+    if Watched.search_judge and voids is not None and bot.rules is not None:
+        judge = SearchJudge(bot.rules, bot.outlook.table, Watched.search_judge, 1)
+        card = judge(state, list(voids))
+        if card is not None:  # the class of equivalent cards counts as one card
+            gone = 0
+            for trick in state.tricks:
+                for played in trick[1]:
+                    gone |= 1 << played
+            tna = tna_apart(bot.rules)
+            cards = distinct_cards(
+                [c for c in range(32) if state.hand(state.to_move) >> c & 1],
+                state.hand(state.to_move),
+                gone,
+                False,
+                tna,
+            )
+            bot._policy[JUDGED] = _kept(card & 31, cards, gone, tna)
+            bot._classes = (cards, gone, tna)
     if not state.trick and voids is not None:
         hand, others = seat_reading(state)
         bot._lead = (hand, others, list(voids), state.to_move)
-    return _policy_action(state, voids, shrewd, patience)
+    return _policy_action(state, voids, shrewd, patience, race)
 
 
 def _watch_search(*args, **kwargs):
     found = _pimc(*args, **kwargs)
-    _current[0]._chosen = found[0] & 31
+    bot = _current[0]
+    bot._chosen = found[0] & 31
+    if bot._policy is not None and JUDGED in bot._policy:
+        cards, gone, tna = bot._classes
+        bot._chosen = _kept(bot._chosen, cards, gone, tna)
+        for k in Watched.variants:
+            bot._policy[k] = _kept(bot._policy[k], cards, gone, tna)
     return found
 
 
@@ -92,6 +121,8 @@ expert_module.pimc = _watch_search
 
 
 _FULL = (1 << 32) - 1
+#: The key of the search judge's card among the policy variants' (``--search-judge``).
+JUDGED = -1
 
 
 def lead_features(card: int, hand: int, others: int, voids: list[int], seat: int) -> list[float]:
@@ -179,8 +210,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=201)
     parser.add_argument("--patience", default="0,8,7,6", help="policy variants to compare")
     parser.add_argument("--fit-leads", action="store_true", help="fit and test a lead model")
+    parser.add_argument(
+        "--search-judge", type=int, default=0,
+        help="also the card of a small search over this many imagined deals (SearchJudge)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     Watched.variants = tuple(int(v) for v in args.patience.split(","))
+    Watched.search_judge = args.search_judge
     rules = rules_for(args.rules)
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     leads: list = []
@@ -201,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
                 counts[key]["n"] += 1
                 for k in Watched.variants:
                     counts[key][k] += policy[k] == chosen
+                if JUDGED in policy:
+                    counts[key]["judged"] += 1
+                    counts[key][JUDGED] += policy[JUDGED] == chosen
         leads += Watched.leads
         odd += [bool(seed & 1)] * len(Watched.leads)
         print(f"seed {seed}: {len(Watched.seen)} decisions", flush=True)
@@ -208,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     for key in sorted(counts):
         row = counts[key]
         shares = " ".join(f"{row[k] / row['n']:.2f}" for k in Watched.variants)
-        print(f"{key:>15} | {row['n']:4d} | {shares}")
+        judged = f" | search judge {row[JUDGED] / row['judged']:.2f}" if row["judged"] else ""
+        print(f"{key:>15} | {row['n']:4d} | {shares}{judged}")
     if args.fit_leads:
         fit_leads(leads, tna_apart(rules), odd)
     return 0

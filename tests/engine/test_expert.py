@@ -669,3 +669,36 @@ def test_the_partners_discard_is_judged_by_its_own_policy_with_partner_judge():
 
     assert weight(Evidence(partner_miss=0.5)) == 0.5
     assert weight(Evidence(partner_miss=0.5, partner_shrewd=True)) == 1.0
+
+
+def test_the_partners_lead_is_judged_by_its_search_up_to_equivalent_cards():
+    """With ``partner_search`` the partner's lead is judged by a search of its own, which tries
+    one card of each class of equivalent cards: naming the QS where the partner led the KS
+    (nothing between them out) agrees; naming the AS does not and costs ``partner_miss``."""
+    hands = [
+        "7C 8C 7D 8D 7H 8H JS 8S",
+        "9C QC JD QD JH QH TS 9S",
+        "TC KC KS QS 7S AS 9D KD",
+        "AC JC TD AD TH 9H AH KH",
+    ]
+    rules = rules_for("quatre-sept")
+    state = run(deal(rules, hands), "7C QC TC JC KS AC")
+    view = read_view(observe(state, 0), "off")
+    asked = []
+
+    def follows(st: State) -> int:
+        return parse_card("TC") if st.to_move == 2 else parse_card("QC")
+
+    def weight(named: str) -> float:
+        def judge(st: State, voids: list[int]) -> int:
+            asked.append(st.to_move)
+            return parse_card(named)
+
+        ev = Evidence(partner_miss=0.5, partner_search=8)
+        return replay_world(
+            rules, view, state.hands, "play", follows, evidence=ev, search_judge=judge
+        )[1]
+
+    assert weight("QS") == 1.0
+    assert weight("AS") == 0.5
+    assert asked == [2, 2]  # only the partner's lead
