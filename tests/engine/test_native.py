@@ -185,7 +185,11 @@ def test_the_seats_own_searches_play_legal_replayable_matches(preset, capsys):
         seats = [
             BotSeat(ExpertBot(worlds=4, move_ms=60_000, own=4, own_team=True, partner_search=4))
             if s == 0
-            else BotSeat(ExpertBot(worlds=4, move_ms=60_000, own=3, own_plies=8, own_leads=True))
+            else BotSeat(
+                ExpertBot(
+                    worlds=4, move_ms=60_000, own=3, own_plies=4, own_leads=True, own_lead_plies=12
+                )
+            )
             if s == 2
             else BotSeat(make_bot("tracker"))
             for s in range(4)

@@ -114,6 +114,7 @@ class ExpertBot:
         own_plies: int | None = None,
         own_team: bool | None = None,
         own_leads: bool | None = None,
+        own_lead_plies: int | None = None,
         patience: int | None = None,
         race: int | None = None,
         partner_search: int | None = None,
@@ -185,6 +186,8 @@ class ExpertBot:
         self.own_team = option(own_team, "EXPERT_OWN_TEAM", "0", lambda v: str(v) != "0")
         #: Only the leads among those moves are searched; followers play the policy.
         self.own_leads = option(own_leads, "EXPERT_OWN_LEADS", "0", lambda v: str(v) != "0")
+        #: Leads within the first this many moves are searched too (beyond ``own_plies``).
+        self.own_lead_plies = option(own_lead_plies, "EXPERT_OWN_LEAD_PLIES", "0", int)
         #: Shrewd rollouts and fallback: a leader holding at least this many cards keeps its
         #: masters (``policy._shrewd``; 0: never).
         self.patience = option(patience, "EXPERT_PATIENCE", DEFAULT_PATIENCE, int)
@@ -314,7 +317,11 @@ class ExpertBot:
             evaluator.native = native_for(
                 first, rules, self.outlook.table, self.seat & 1, self.exact_cards,
                 policy if self.careful else "greedy", evaluator.voids,
-                (self.own, self.own_plies, int(self.own_team) | 2 * int(self.own_leads)),
+                (
+                    self.own,
+                    self.own_plies,
+                    int(self.own_team) | 2 * int(self.own_leads) | 4 * self.own_lead_plies,
+                ),
                 self.rng.getrandbits(32) if self.own else 0, patience, race,
                 view.public_facts() if self.own else None,
             )  # fmt: skip

@@ -50,6 +50,7 @@ typedef struct {
     int own_samples, own_plies; /* the seats' own searches in rollouts (own_choice) */
     int own_team;                /* 1: only the searching team's seats search their moves */
     int own_leads;               /* 1: only leads are searched (followers play the policy) */
+    int own_lead_plies;          /* leads in the first this many moves are searched as well */
     uint64_t rng;
     const double *outlook;
     int limit; /* the table is (limit + 1) x (limit + 1) */
@@ -741,8 +742,9 @@ static int own_choice(const Deal *d, const Ctx *x, const uint32_t *voids, uint64
 static double rollout(Deal *d, const Ctx *x, uint32_t *voids, uint64_t *rng) {
     if (cards_left(d) <= x->exact_cards) return solve(d, x, -1.0, 2.0);
     for (int ply = 0;; ply++) {
-        int own = ply < x->own_plies && (!x->own_team || (d->to_move & 1) == x->team)
-                  && (!x->own_leads || !d->ntrick);
+        int own = (ply < x->own_plies && (!x->own_leads || !d->ntrick))
+                  || (ply < x->own_lead_plies && !d->ntrick);
+        own = own && (!x->own_team || (d->to_move & 1) == x->team);
         int action = own ? own_choice(d, x, voids, rng) : play_action(d, x, voids);
         note_void(d, action, voids);
         if (apply(d, x, action)) return leaf(d, x);
@@ -767,7 +769,9 @@ static void unpack(const int32_t *p, Deal *d, Ctx *x, uint32_t *voids) {
     x->target = p[44]; x->max_deals = p[45]; x->deal = p[46]; x->next_instant = p[47];
     x->team = p[48]; x->exact_cards = p[49]; x->policy = p[50];
     x->own_samples = p[51]; x->own_plies = x->own_samples > 0 ? p[52] : 0;
-    x->own_team = p[53] & 1; x->own_leads = p[53] >> 1 & 1; x->meld_rule = p[54]; x->claim_rule = p[55];
+    x->own_team = p[53] & 1; x->own_leads = p[53] >> 1 & 1;
+    x->own_lead_plies = x->own_samples > 0 ? p[53] >> 2 : 0;
+    x->meld_rule = p[54]; x->claim_rule = p[55];
     d->melded = p[56];
     d->claimed = -1;
     x->rng = ((uint64_t)(uint32_t)p[57] << 32 | 0x9E3779B9u) ^ 0xD1B54A32D192ED03ULL;

@@ -158,7 +158,8 @@ class NativeValues:
         self.policy = _POLICIES[policy]
         self.voids = list(voids) if voids is not None else [0, 0, 0, 0]
         #: The seats' own searches in rollouts: (deals imagined a move, moves searched, bits:
-        #: 1 the searching team's seats only, 2 leads only).
+        #: 1 the searching team's seats only, 2 leads only, 4 times the moves within which leads
+        #: are searched as well).
         self.own = own
         #: The shrewd policy's leader with at least this many cards keeps its masters.
         self.patience = patience
