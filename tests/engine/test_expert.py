@@ -650,6 +650,13 @@ def test_a_pooled_draw_picks_by_weight_and_weighs_the_pools_mean():
     assert 0.72 < picks.count("deal 1") / 4000 < 0.78
 
 
+def _seat_0_sees(hands: list[str], plays: str):
+    """The ``quatre-sept`` deal of ``hands`` after ``plays``: rules, state, seat 0's view."""
+    rules = rules_for("quatre-sept")
+    state = run(deal(rules, hands), plays)
+    return rules, state, read_view(observe(state, 0), "off")
+
+
 def test_the_partners_discard_is_judged_by_its_own_policy_with_partner_judge():
     """Seat 2, void in clubs, throws 7S from its longest suit (the shrewd policy's spare card)
     where ``greedy``'s rules throw 7H: judged by ``greedy`` the true deal loses weight, judged
@@ -660,9 +667,7 @@ def test_the_partners_discard_is_judged_by_its_own_policy_with_partner_judge():
         "7H 7S 8S JS QS KS QD JD",
         "TC 9C AC 8D 7D TS 9S AS",
     ]
-    rules = rules_for("quatre-sept")
-    state = run(deal(rules, hands), "KC 7C 7S TC TS")
-    view = read_view(observe(state, 0), "off")
+    rules, state, view = _seat_0_sees(hands, "KC 7C 7S TC TS")
 
     def weight(evidence: Evidence) -> float:
         return replay_world(rules, view, state.hands, "play", policy_action, evidence=evidence)[1]
@@ -681,9 +686,7 @@ def test_the_partners_lead_is_judged_by_its_search_up_to_equivalent_cards():
         "TC KC KS QS 7S AS 9D KD",
         "AC JC TD AD TH 9H AH KH",
     ]
-    rules = rules_for("quatre-sept")
-    state = run(deal(rules, hands), "7C QC TC JC KS AC")
-    view = read_view(observe(state, 0), "off")
+    rules, state, view = _seat_0_sees(hands, "7C QC TC JC KS AC")
     asked = []
 
     def follows(st: State) -> int:

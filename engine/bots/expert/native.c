@@ -782,15 +782,21 @@ static void unpack(const int32_t *p, Deal *d, Ctx *x, uint32_t *voids) {
 
 #define FIELDS 68
 
+/* unpack, and the outlook table the values are read from. */
+static void prepare(const int32_t *packed, const double *outlook, int limit, Deal *d, Ctx *x,
+                    uint32_t *voids) {
+    unpack(packed, d, x, voids);
+    x->outlook = outlook;
+    x->limit = limit;
+}
+
 /* The value of each of n actions of the seat to move (Evaluator.value), into out. */
 int qs_values(const int32_t *packed, const int32_t *actions, int n, const double *outlook,
               int limit, double *out) {
     Deal base;
     Ctx x;
     uint32_t base_voids[4];
-    unpack(packed, &base, &x, base_voids);
-    x.outlook = outlook;
-    x.limit = limit;
+    prepare(packed, outlook, limit, &base, &x, base_voids);
     for (int i = 0; i < n; i++) {
         Deal d = base;
         uint32_t voids[4];
@@ -819,9 +825,7 @@ int qs_choice(const int32_t *packed, const double *outlook, int limit, int sampl
     Deal d;
     Ctx x;
     uint32_t voids[4];
-    unpack(packed, &d, &x, voids);
-    x.outlook = outlook;
-    x.limit = limit;
+    prepare(packed, outlook, limit, &d, &x, voids);
     x.own_samples = samples;
     x.own_plies = 0;
     x.team = d.to_move & 1;
