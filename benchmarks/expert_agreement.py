@@ -36,6 +36,7 @@ from engine.bots.expert import ExpertBot
 from engine.bots.expert.native import SearchJudge
 from engine.bots.expert.policy import _reading as seat_reading
 from engine.bots.expert.prune import distinct_cards, equivalent, tna_apart
+from engine.bots.expert.world import table_and_gone
 from engine.cards import CARD_THIRDS, SUIT_MASKS
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
@@ -84,10 +85,7 @@ def _watch_policy(state, voids=None, shrewd=False, patience=0, race=0):
         judge = SearchJudge(bot.rules, bot.outlook.table, Watched.search_judge, 1)
         card = judge(state, list(voids))
         if card is not None:  # the class of equivalent cards counts as one card
-            gone = 0
-            for trick in state.tricks:
-                for played in trick[1]:
-                    gone |= 1 << played
+            _, gone = table_and_gone(state)
             tna = tna_apart(bot.rules)
             cards = distinct_cards(
                 [c for c in range(32) if state.hand(state.to_move) >> c & 1],

@@ -266,7 +266,7 @@ class ExpertBot:
         sampler = Sampler(view, rules, self.rng)
         samples = self.evidence.partner_search
         judge = None
-        if samples and self.native and self.evidence.partner_miss < 1.0:
+        if samples and self.native and library() is not None and self.evidence.partner_miss < 1.0:
             judge = SearchJudge(rules, self.outlook.table, samples, self.rng.getrandbits(32))
         worlds = Worlds(rules, view, decision, self.evidence, self.shrewd_judge, judge)
         first, first_weight = _build(worlds, sampler)

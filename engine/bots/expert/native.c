@@ -288,17 +288,19 @@ static inline int team_count(const Deal *d, int team) {
     return d->score[team] + d->taken[team] / 3 + d->melds[team];
 }
 
+/* The cards of meld id m (engine/actions.py) as ``hand``, which may meld it, holds them. */
+static inline uint32_t cards_of_meld(int m, uint32_t hand) {
+    if (m < 4) return TNA_MASK(m);
+    if (m < 7) return 0x01010101u << (m - 4);
+    return hand & (0x01010101u << ((m - 7) / 4));
+}
+
 /* The cards of every meld ``hand`` could meld now (melds.available_melds). */
 static uint32_t meld_cards(uint32_t hand, int melded) {
     int found[8];
     int n = available_melds(hand, melded, found);
     uint32_t cards = 0;
-    for (int i = 0; i < n; i++) {
-        int m = found[i];
-        if (m < 4) cards |= TNA_MASK(m);
-        else if (m < 7) cards |= 0x01010101u << (m - 4);
-        else cards |= hand & (0x01010101u << ((m - 7) / 4));
-    }
+    for (int i = 0; i < n; i++) cards |= cards_of_meld(found[i], hand);
     return cards;
 }
 
@@ -531,12 +533,9 @@ static void turn(Deal *d, const Ctx *x, int seat) {
         int meld = found[0];
         d->melds[seat & 1] += (meld >= 4 && meld < 7) ? 4 : 3;
         d->melded |= 1 << meld;
-        uint32_t cards = meld < 4 ? TNA_MASK(meld) : SUIT_LOW_BITS << (meld < 7 ? meld - 4 : (meld - 7) / 4);
-        if (meld >= 7) { /* a three: the card of the missing suit is not held */
-            uint32_t missing = 1u << (8 * ((meld - 7) % 4) + (meld - 7) / 4);
-            cards &= ~missing;
-            d->barred[seat] |= missing;
-        }
+        uint32_t cards = cards_of_meld(meld, hand);
+        if (meld >= 7) /* a three: the card of the missing suit is not held */
+            d->barred[seat] |= (0x01010101u << ((meld - 7) / 4)) & ~cards;
         d->shown[seat] |= cards;
     }
 }

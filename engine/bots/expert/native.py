@@ -198,7 +198,6 @@ class NativeValues:
     def values(self, world: State, actions: list[int]) -> list[float]:
         """The value of each of ``actions`` (plays of the seat to move) in ``world``."""
         data = self._packed(world)
-        self._seed = (self._seed * 0x9E3779B1 + 0x7F4A7C15) & _MASK  # the next world's deals
         if actions is not self._actions:
             self._actions, self._moves = actions, np.array(actions, dtype=np.int32).tobytes()
         out = self._out
@@ -210,18 +209,18 @@ class NativeValues:
         over ``samples`` deals it imagines, the public ``voids`` as given."""
         self.voids = voids
         data = self._packed(world)
-        self._seed = (self._seed * 0x9E3779B1 + 0x7F4A7C15) & _MASK
         return self.lib.qs_choice(data, self._pointer, self.limit, samples)
 
     def imagined(self, world: State, seed: int) -> list[int]:
         """The four hands as the seat to move imagines ``world`` in its own search (its hand
         kept, the others' cards dealt anew by what every seat knows): a probe for tests."""
         hands = (ctypes.c_uint32 * 4)()
-        self.lib.qs_imagine(self._packed(world), seed & _MASK, hands)
+        self.lib.qs_imagine(self._packed(world, advance=False), seed & _MASK, hands)
         return list(hands)
 
-    def _packed(self, world: State) -> bytes:
-        """``world`` and the decision's context as the ints ``native.c`` unpacks."""
+    def _packed(self, world: State, advance: bool = True) -> bytes:
+        """``world`` and the decision's context as the ints ``native.c`` unpacks; ``advance``
+        moves the seed on, so the next call's imagined deals are new ones."""
         packed = world[2]
         table = world[4]
         trick = world[3]
@@ -242,6 +241,8 @@ class NativeValues:
             *self._rules_tail(world), table[_MELDED], self._seed, self.patience,
             self.race, *self._facts,
         ]  # fmt: skip
+        if advance:
+            self._seed = (self._seed * 0x9E3779B1 + 0x7F4A7C15) & _MASK
         return np.array(ints, dtype=np.int64).astype(np.int32).tobytes()
 
 

@@ -196,10 +196,7 @@ def _class_card(state: State, seat: int, guess: int, card: int, rules: RuleSet, 
     each class and may name the other), else ``guess``."""
     if guess == card or guess >> 3 != card >> 3:
         return guess
-    gone = 0
-    for trick in state.tricks:
-        for played in trick[1]:
-            gone |= 1 << played
+    _, gone = table_and_gone(state)
     low = rules.low_lead != "off"
     same = len(distinct_cards([guess, card], state.hand(seat), gone, low, tna)) == 1
     return card if same else guess
@@ -208,6 +205,12 @@ def _class_card(state: State, seat: int, guess: int, card: int, rules: RuleSet, 
 def _carded_card(state: State, seat: int, card: int, tna: bool) -> int:
     """The card of ``card``'s class (in ``seat``'s hand now) that the carding convention plays
     (``carding.py``): ``card`` itself unless ``seat`` breaks the convention by playing it."""
+    table, gone = table_and_gone(state)
+    return carded(card, state.hand(seat), gone, table, tna)
+
+
+def table_and_gone(state: State) -> tuple[int, int]:
+    """Masks of the cards of the trick in progress and of the deal's finished tricks."""
     table = 0
     for played in state[3]:
         table |= 1 << played
@@ -216,7 +219,7 @@ def _carded_card(state: State, seat: int, card: int, tna: bool) -> int:
     gone = (dealt[0] | dealt[1] | dealt[2] | dealt[3]) & ~(
         hands[0] | hands[1] | hands[2] | hands[3] | table
     )
-    return carded(card, state.hand(seat), gone, table, tna)
+    return table, gone
 
 
 def _count(tally: list[float], state: State, action: int, judge: Callable[[State], int]) -> None:
