@@ -59,12 +59,20 @@ READINGS: dict[str, tuple[Evidence, bool, int]] = {
     "twins": (_SHIPPED, True, 1),
     "both": (Evidence(0.3, 0.3, DEFAULT_QUIET, partner_shrewd=True), True, 1),
     "no_leads": (replace(_SHIPPED, leads=False), False, 1),
-    "both_no_leads": (
-        Evidence(0.3, 0.3, DEFAULT_QUIET, partner_shrewd=True, leads=False), True, 1
-    ),
+    "both_no_leads": (Evidence(0.3, 0.3, DEFAULT_QUIET, partner_shrewd=True, leads=False), True, 1),
     "pool4": (_SHIPPED, False, 4),
     "miss0.1": (_SHARP, False, 1),
     "pool4_miss0.1": (_SHARP, False, 4),
+    "opp_twins0.3": (replace(_SHIPPED, twin_miss=0.3), False, 1),
+    "opp_twins0.1": (replace(_SHIPPED, twin_miss=0.1), False, 1),
+    # Where melds count the partner is read as this bot (the shipped default there) ...
+    "meld": (replace(_SHIPPED, partner_shrewd=True), True, 1),
+    # ... and these weigh its cards off the shrewd judge more or less.
+    "meld_pm0.3": (replace(_SHIPPED, partner_shrewd=True, partner_miss=0.3), True, 1),
+    "meld_pm0.45": (replace(_SHIPPED, partner_shrewd=True, partner_miss=0.45), True, 1),
+    "meld_pm0.8": (replace(_SHIPPED, partner_shrewd=True, partner_miss=0.8), True, 1),
+    "meld_m0.5": (replace(_SHIPPED, partner_shrewd=True, miss=0.5), True, 1),
+    "meld_q0.03": (replace(_SHIPPED, partner_shrewd=True, quiet=0.03), True, 1),
 }
 #: With ``--carding`` the players play the carding convention and this reading is added.
 CARDING: tuple[str, tuple[Evidence, bool, int]] = (
@@ -76,10 +84,19 @@ CARDING: tuple[str, tuple[Evidence, bool, int]] = (
 class Scorer:
     """Sums each reading's log loss over the positions it is shown."""
 
-    def __init__(self, rules: RuleSet, deals: int, carding: bool = False) -> None:
+    def __init__(
+        self,
+        rules: RuleSet,
+        deals: int,
+        carding: bool = False,
+        only: list[str] | None = None,
+        reference: str = "shipped",
+    ) -> None:
         self.rules = rules
         self.deals = deals
-        self.readings = dict(READINGS)
+        self.reference = reference
+        keep = {reference, "none", *(only or READINGS)}
+        self.readings = {name: r for name, r in READINGS.items() if name in keep}
         if carding:  # the twins readings assume the weakest twin: not this self-play's
             self.readings = {"none": READINGS["none"], "shipped": READINGS["shipped"]}
             self.readings.update([CARDING])
@@ -121,7 +138,8 @@ class Scorer:
 
     def report(self) -> list[str]:
         """Per reading: mean loss for the partner and the opponents, each with its difference
-        from ``shipped`` paired over the positions (mean ± 1.96 standard errors)."""
+        from the reference (``shipped`` unless asked) paired over the positions (mean ± 1.96
+        standard errors)."""
         lines = []
         for name, rows in self.loss.items():
             cells = []
@@ -129,7 +147,7 @@ class Scorer:
                 values = [row[group] for row in rows]
                 diffs = [
                     row[group] - base[group]
-                    for row, base in zip(rows, self.loss["shipped"], strict=True)
+                    for row, base in zip(rows, self.loss[self.reference], strict=True)
                 ]
                 half = (
                     1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else 0
@@ -185,11 +203,16 @@ def main(argv: list[str] | None = None) -> int:
         "--opponent", default="", help="a built-in bot in seats 1 and 3 (default: experts)"
     )
     parser.add_argument(
+        "--readings", default="", help="only these readings, comma-separated (default: all)"
+    )
+    parser.add_argument("--reference", default="shipped", help="the reading others are paired with")
+    parser.add_argument(
         "--players", default="", help="the experts' options, e.g. prior=0.23 (bot_strength's form)"
     )
     args = parser.parse_args(argv)
     rules = rules_for(args.rules)
-    scorer = Scorer(rules, args.deals, args.carding)
+    only = [name for name in args.readings.split(",") if name] or None
+    scorer = Scorer(rules, args.deals, args.carding, only, args.reference)
     clock = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)  # no cap binds: replays exactly
     _, options = parse_bot(f"expert:{args.players}")
     if args.worlds:
@@ -203,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         referee_match(rules, seats, seed=seed, match_id=f"inference-{seed}", clock=clock)
     print(
         f"{args.rules}: {scorer.positions} positions; log loss in nats a card (difference from "
-        "shipped) for the partner's hand, then the opponents'"
+        f"{args.reference}) for the partner's hand, then the opponents'"
     )
     print("\n".join(scorer.report()))
     return 0

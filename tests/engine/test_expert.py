@@ -556,6 +556,33 @@ def test_the_true_deal_keeps_every_twin_fact_in_expert_play(preset):
     assert len(checked) > 40 and not any(checked)
 
 
+def test_an_opponents_card_above_a_twin_it_held_weighs_its_deal_down():
+    """``twin_miss``: seat 1 (an opponent of seat 2) played the KC; a deal that gives it the QC
+    (worth the same, nothing between) says it played above a twin, one that does not says
+    nothing; the partner's cards are not read this way."""
+    hands = [
+        "7C JS 8D 9D AD KD QD 7D",
+        "KC QC TH 9H AH KH QH JH",
+        "JC 8C TS 9S AS KS 8S 7S",
+        "TC 9C AC 7H TD JD 8H QS",
+    ]
+    ev = Evidence(twin_miss=0.25)
+    for preset in ("quatre-sept", "pollack"):
+        rules = rules_for(preset)
+        state = run(deal(rules, hands), "7C KC")
+        view = read_view(observe(state, 2), rules.low_lead)
+        held = state.hands
+        assert replay_world(rules, view, held, "play", evidence=ev)[1] == 0.25
+        assert replay_world(rules, view, held, "play")[1] == 1.0  # off by default
+        qc, js = 1 << parse_card("QC"), 1 << parse_card("JS")
+        moved = (held[0] & ~js | qc, held[1] & ~qc | js, held[2], held[3])
+        assert replay_world(rules, view, moved, "play", evidence=ev)[1] == 1.0
+    partner = rules_for("quatre-sept")  # seen from seat 3, the KC is its partner's
+    state = run(deal(partner, hands), "7C KC JC")
+    view = read_view(observe(state, 3), partner.low_lead)
+    assert replay_world(partner, view, state.hands, "play", evidence=ev)[1] == 1.0
+
+
 def test_the_carding_convention_plays_the_strongest_twin_only_with_the_master():
     """K and Q of clubs are equivalent; with the T of clubs in hand (the master) the K goes,
     with the T out the Q goes; T, 9 and A stay apart where ``tna``; a gone card joins twins."""

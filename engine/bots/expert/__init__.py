@@ -66,6 +66,8 @@ MELD_PARTNER_READING = True
 DEFAULT_MISS = 0.3
 #: The same for a card the partner played (it searches, so the policy explains it less well).
 DEFAULT_PARTNER_MISS = 0.6
+#: Likelihood factor of an opponent's card played above a weaker card of its class it held.
+DEFAULT_TWIN_MISS = 1.0
 #: Likelihood factor of a silence a player who says everything would not have kept.
 DEFAULT_QUIET = 0.1
 #: Chance that a rollout move is a random legal card rather than the policy's.
@@ -119,6 +121,7 @@ class ExpertBot:
         race: int | None = None,
         partner_search: int | None = None,
         search_scope: int | None = None,
+        twin_miss: float | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -141,6 +144,7 @@ class ExpertBot:
             ),
             partner_search=option(partner_search, "EXPERT_PARTNER_SEARCH", "0", int),
             search_scope=option(search_scope, "EXPERT_SEARCH_SCOPE", "0", int),
+            twin_miss=option(twin_miss, "EXPERT_TWIN_MISS", DEFAULT_TWIN_MISS, float),
         )
         self.signals = option(signals, "EXPERT_SIGNALS", "1", lambda v: str(v) != "0")
         self.exact_cards = option(exact, "EXPERT_EXACT", EXACT_CARDS, int)

@@ -56,10 +56,13 @@ class Evidence:
     partner_search: int = 0
     #: What else that search judges, bits: the opponents' leads (1), the cards that follow (2).
     search_scope: int = 0
+    #: An opponent's card played while it held a weaker card of the same class (one it could
+    #: have played instead to the same effect): most players play the weakest (``prune.py``).
+    twin_miss: float = 1.0
 
     @property
     def any(self) -> bool:
-        return min(self.miss, self.partner_miss, self.quiet, self.carding) < 1.0
+        return min(self.miss, self.partner_miss, self.quiet, self.carding, self.twin_miss) < 1.0
 
 
 NO_EVIDENCE = Evidence()
@@ -150,6 +153,7 @@ def _replay_plays(
     quiet_runs = rules.politaine == "first-card" and ev.quiet < 1.0
     carding = ev.carding < 1.0 and rules.low_lead == "off"
     tna = tna_apart(rules)
+    twins_read = ev.twin_miss < 1.0 and rules.low_lead == "off"
     voids = [0, 0, 0, 0]
     for seat, action in view.plays:
         state, silent = _melds_before(state, melds, seat, me=me)
@@ -179,6 +183,8 @@ def _replay_plays(
                     guess = _carded_card(state, seat, guess & 31, tna)  # its card of the class
                 if (guess ^ action) & 31:
                     weight *= ev.miss if opponent else ev.partner_miss
+            if twins_read and opponent and action < PLAY_LIMIT:
+                weight *= ev.twin_miss if _above_a_twin(state, seat, action & 31, tna) else 1.0
             if quiet_runs and not action & POLITAINE and _could_announce(state, seat, action):
                 weight *= ev.quiet
             if carding and not opponent and action < PLAY_LIMIT:
@@ -200,6 +206,17 @@ def _class_card(state: State, seat: int, guess: int, card: int, rules: RuleSet, 
     low = rules.low_lead != "off"
     same = len(distinct_cards([guess, card], state.hand(seat), gone, low, tna)) == 1
     return card if same else guess
+
+
+def _above_a_twin(state: State, seat: int, card: int, tna: bool) -> bool:
+    """``seat`` holds a weaker card equivalent to ``card`` (no low lead): it could have played
+    that one to the same effect."""
+    hand = state.hand(seat)
+    suit = [c for c in range(card + 1, (card | 7) + 1) if hand >> c & 1]
+    if not suit:
+        return False
+    _, gone = table_and_gone(state)
+    return card not in distinct_cards([card, *suit], hand, gone, False, tna)
 
 
 def _carded_card(state: State, seat: int, card: int, tna: bool) -> int:
