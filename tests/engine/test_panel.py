@@ -9,7 +9,7 @@ import pytest
 
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert_v1 import ExpertV1Bot
-from engine.bots.levels import LEVEL_WORLDS, LEVELS
+from engine.bots.levels import LEVEL_WORLDS, LEVELS, SHREWD_FROM
 from engine.bots.rollout import RolloutBot
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
@@ -84,6 +84,8 @@ def test_levels_are_builtins_with_growing_budgets():
         assert BUILTIN_BOTS[name] is cls
         bot = make_bot(name)
         assert bot.name == name and bot.max_worlds == LEVEL_WORLDS[int(name[-1])]
+        assert bot.shrewd == (int(name[-1]) >= SHREWD_FROM)
+        assert bot.adaptive == (name == "expert-4")
 
 
 @pytest.mark.parametrize("rules", VARIANTS[:4], ids=IDS[:4])
