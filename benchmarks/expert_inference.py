@@ -95,9 +95,14 @@ class Scorer:
         self.rules = rules
         self.deals = deals
         self.reference = reference
+        unknown = {reference, *(only or ())} - READINGS.keys()
+        if unknown:  # caught now, not after the matches have been played
+            raise SystemExit(f"unknown readings {sorted(unknown)}; known: {', '.join(READINGS)}")
         keep = {reference, "none", *(only or READINGS)}
         self.readings = {name: r for name, r in READINGS.items() if name in keep}
         if carding:  # the twins readings assume the weakest twin: not this self-play's
+            if reference != "shipped":
+                raise SystemExit("with --carding the reference is the shipped reading")
             self.readings = {"none": READINGS["none"], "shipped": READINGS["shipped"]}
             self.readings.update([CARDING])
         #: per reading, per position: (partner's log loss, opponents')
