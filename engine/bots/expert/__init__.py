@@ -122,6 +122,7 @@ class ExpertBot:
         partner_search: int | None = None,
         search_scope: int | None = None,
         twin_miss: float | None = None,
+        lead: bool | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -199,6 +200,9 @@ class ExpertBot:
         #: own or the opponents' (1), or for a meld (2); a leader the opponents would claim
         #: against leads to keep the lead (4) (``policy.race_cards``; 0: never).
         self.race = option(race, "EXPERT_RACE", "0", int)
+        #: Value a deal's end by who leads the next deal where claims race to the target,
+        #: with the deal outcomes learned from the expert's games (``outlook.py``).
+        self.lead = option(lead, "EXPERT_LEAD", "0", lambda v: str(v) != "0")
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
         self.rng = random.Random(seed)
@@ -221,7 +225,7 @@ class ExpertBot:
             self.max_worlds, self.exact_cards = self.native_worlds, self.native_exact
         elif native:
             self.max_worlds = self.native_meld_worlds
-        self.outlook = Outlook(self.rules)
+        self.outlook = Outlook(self.rules, self.lead)
         clock = message.get("clock") or {}
         self.bank_left = clock.get("bank_ms", 60_000) / 1000
         self.move_cap = min(self.move_ms, 0.3 * clock.get("move_ms", 1000)) / 1000
@@ -267,11 +271,13 @@ class ExpertBot:
         assert rules is not None and self.outlook is not None
         tna = tna_apart(rules)  # T, 9 and A never equivalent
         view = self.known(read_view(message["state"], rules.low_lead, self.twins, tna))
+        # The next deal's leader sits two seats past this deal's dealer: on the dealer's team.
+        outlook = self.outlook.next_lead(view.dealer % 2 == self.seat % 2)
         sampler = Sampler(view, rules, self.rng)
         samples = self.evidence.partner_search
         judge = None
         if samples and self.native and library() is not None and self.evidence.partner_miss < 1.0:
-            judge = SearchJudge(rules, self.outlook.table, samples, self.rng.getrandbits(32))
+            judge = SearchJudge(rules, outlook.table, samples, self.rng.getrandbits(32))
         worlds = Worlds(rules, view, decision, self.evidence, self.shrewd_judge, judge)
         first, first_weight = _build(worlds, sampler)
         codes = [parse_action(a) for a in legal]
@@ -312,14 +318,14 @@ class ExpertBot:
             return pooled(worlds, sampler, pool, self.rng) if pool > 1 else _build(worlds, sampler)
 
         evaluator = Evaluator(
-            self.outlook, self.seat & 1, view.deal, self.exact_cards,
+            outlook, self.seat & 1, view.deal, self.exact_cards,
             list(view.voids) if self.careful else None, self.eps, self.rng, self.shrewd,
             self.smooth, patience, race,
         )  # fmt: skip
         if self.native and not self.eps and not self.smooth:
             policy = "shrewd" if self.shrewd else "careful"
             evaluator.native = native_for(
-                first, rules, self.outlook.table, self.seat & 1, self.exact_cards,
+                first, rules, outlook.table, self.seat & 1, self.exact_cards,
                 policy if self.careful else "greedy", evaluator.voids,
                 (
                     self.own,
