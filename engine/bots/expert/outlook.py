@@ -101,7 +101,7 @@ def _lead_tables(target: int, politaine: bool, melds: bool) -> tuple[np.ndarray,
     follows = leads.copy()
 
     def race(margin: np.ndarray) -> np.ndarray:
-        return 1.0 / (1.0 + np.exp(-(RACE_LEAD + RACE_MARGIN * margin)))
+        return 1.0 / (1.0 + np.exp(-np.clip(RACE_LEAD + RACE_MARGIN * margin, -50.0, 50.0)))
 
     for s in range(2 * target - 2, -1, -1):
         lo, hi = max(0, s - target + 1), min(s, target - 1)
