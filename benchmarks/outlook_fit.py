@@ -12,7 +12,8 @@ which team won the match. Prints:
   ``RACE_MARGIN`` by a grid of log loss;
 - the log loss of the match's outcome from the deal starts of the even seeds (held out), nats a
   deal start, for the model table the expert uses by default (the reference), the learned
-  outcomes with the higher total winning a race, and the learned outcomes with the fitted race.
+  outcomes with the higher total winning a race, with the fitted race, and with the race as
+  ``outlook.py`` sets it.
 
 A proxy for the outlook's worth in play: duplicate pairs decide (``bot_strength.py``).
 """
@@ -132,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     for team, melds in (("leading team", melds_lead), ("other team", melds_other)):
         print(f"their melds, {team}:", {m: round(c / n, 4) for m, c in sorted(melds.items())})
     fit, held = halves[1], halves[0]
+    shipped = (outlook.RACE_LEAD, outlook.RACE_MARGIN)
     grid = [(lead, margin) for lead in LEADS for margin in MARGINS]
     lead, margin = min(grid, key=lambda g: log_loss(lead_table(target, *g), fit))
     model = outlook._table(target, False, True)
@@ -143,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  model table (reference)            {log_loss(model, held):.5f}")
     print(f"  learned outcomes, higher total     {log_loss(learned_order, held):.5f}")
     print(f"  learned outcomes, race by the lead {log_loss(learned, held):.5f}")
+    as_shipped = log_loss(lead_table(target, *shipped), held)
+    print(f"  the same, race as in outlook.py {shipped}: {as_shipped:.5f}")
     return 0
 
 

@@ -9,7 +9,8 @@ Pollack's melds with fixed chances. Invariant: values lie in [0, 1] and
 
 Where a claim ends the match (``claim_out``), the lead of the coming deal decides most races to
 the target: the team on lead can claim first. With ``lead`` on, the table a decision uses is the
-one for who leads the next deal (``next_lead``): a deal in which both totals would pass the
+one for who leads the next deal (``next_lead``), its deals' outcomes learned from the expert's
+own games where melds count (``LEARNED_*``); a deal in which both totals would pass the
 target goes to its leader with chance ``sigmoid(RACE_LEAD + RACE_MARGIN * margin)``, the margin
 being the leader's total less the other's after the deal. Invariant of the two tables:
 ``leads[a, b] + follows[b, a] == 1``.
@@ -96,7 +97,9 @@ def _table(target: int, politaine: bool, melds: bool) -> np.ndarray:
 def _lead_tables(target: int, politaine: bool, melds: bool) -> tuple[np.ndarray, np.ndarray]:
     """(``leads``, ``follows``): team A's chance with totals a, b before a deal that A leads, and
     before one that B leads, the leads alternating deal by deal and races decided by the lead."""
-    gains = _learned_gains() if melds and not politaine else deal_gains(_Shape(politaine, melds))  # type: ignore[arg-type]
+    shape = _Shape(politaine, melds)
+    learned = melds and not politaine
+    gains = _learned_gains() if learned else deal_gains(shape)  # type: ignore[arg-type]
     leads = _table(target, politaine, melds).copy()  # past the target: only the order matters
     follows = leads.copy()
 
