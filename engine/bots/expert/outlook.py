@@ -18,6 +18,7 @@ being the leader's total less the other's after the deal. Invariant of the two t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from copy import copy
 from functools import lru_cache
 
@@ -70,6 +71,15 @@ def deal_gains(rules: RuleSet) -> list[tuple[int, int, float]]:
     return gains
 
 
+def _diagonals(target: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The cells of both totals under ``target``, one anti-diagonal (a + b fixed) at a time from
+    the highest sum down: every deal adds points, so each cell's successors come first."""
+    for s in range(2 * target - 2, -1, -1):
+        lo, hi = max(0, s - target + 1), min(s, target - 1)
+        rows = np.arange(lo, hi + 1)
+        yield rows, s - rows
+
+
 @lru_cache(maxsize=16)
 def _table(target: int, politaine: bool, melds: bool) -> np.ndarray:
     """``V[a, b]``: team A's chance to win with totals a, b before a deal (terminal cells too)."""
@@ -80,12 +90,7 @@ def _table(target: int, politaine: bool, melds: bool) -> np.ndarray:
     a = np.arange(size)[:, None]
     b = np.arange(size)[None, :]
     value = np.where(a > b, 1.0, np.where(a < b, 0.0, 0.5))  # decided once a total >= target
-    for s in range(2 * target - 2, -1, -1):
-        lo, hi = max(0, s - target + 1), min(s, target - 1)
-        if lo > hi:
-            continue
-        rows = np.arange(lo, hi + 1)
-        cols = s - rows
+    for rows, cols in _diagonals(target):
         acc = np.zeros(len(rows))
         for x, y, p in gains:
             acc += p * value[rows + x, cols + y]
@@ -106,12 +111,7 @@ def _lead_tables(target: int, politaine: bool, melds: bool) -> tuple[np.ndarray,
     def race(margin: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-np.clip(RACE_LEAD + RACE_MARGIN * margin, -50.0, 50.0)))
 
-    for s in range(2 * target - 2, -1, -1):
-        lo, hi = max(0, s - target + 1), min(s, target - 1)
-        if lo > hi:
-            continue
-        rows = np.arange(lo, hi + 1)
-        cols = s - rows
+    for rows, cols in _diagonals(target):
         lead_acc = np.zeros(len(rows))
         follow_acc = np.zeros(len(rows))
         for x, y, p in gains:  # x to the deal's leader, y to the other team
