@@ -1,6 +1,6 @@
 """The match outlook learned from the expert's own games, beside the model it replaces.
 
-    nice -n 19 python benchmarks/outlook_fit.py --seeds 200001-202347,210001-212306 --procs 2
+    nice -n 19 python benchmarks/outlook_fit.py --seeds 200001-203178,210001-213127 --procs 2
 
 Plays self-play matches of ``--bot`` (four seats, ``pollack`` by default) and reads, from each
 replay, every deal start: the totals of the team that leads the deal and of the other, and
@@ -37,13 +37,13 @@ from bot_strength import bot_class, parse_bot
 import engine.bots.expert.outlook as outlook
 from engine.bots import BotSeat
 from engine.referee import Player, referee_match
-from engine.rules import rules_for
+from engine.rules import ClaimOut, rules_for
 
-#: (seed, [(leading total, other total, leading team's deal-1 card points or None, its melds,
-#: the other's melds, leader won the match: 1, 0 or None for a draw)])
 #: The grid the race is fitted on.
 LEADS = (0.0, 0.4, 0.8, 1.2, 1.6)
 MARGINS = (0.2, 0.4, 0.8, 1.6, 4.0)
+#: (seed, [(leading total, other total, leading team's deal-1 card points or None, its melds,
+#: the other's melds, leader won the match: 1, 0 or None for a draw)])
 Match = tuple[int, list[tuple[int, int, int | None, int | None, int | None, float | None]]]
 
 
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--procs", type=int, default=2)
     args = parser.parse_args(argv)
     rules = rules_for(args.rules)
-    if not rules.melds or rules.claim_out == "off":
+    if not rules.melds or rules.claim_out is ClaimOut.OFF:
         raise SystemExit("the learned outlook is for a rule set with melds and claims (pollack)")
     jobs = [(args.rules, args.bot, seed) for seed in seed_ranges(args.seeds)]
     with multiprocessing.Pool(args.procs) as pool:
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     halves: list[dict[tuple[int, int], list[float]]] = [defaultdict(list), defaultdict(list)]
     target = rules.target
     for seed, starts in matches:
-        a, b, k, m_lead, m_other, _ = starts[0]
+        _, _, k, m_lead, m_other, _ = starts[0]
         if k is not None:
             points[k] += 1
         melds_lead[m_lead] += 1

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from engine.rules import RuleSet
+from engine.rules import ClaimOut, RuleSet
 
 #: P(a team takes k card points in a deal), k = 0..11, symmetric (greedy self-play, 3,000 deals).
 CARD_POINTS = (0.03, 0.036, 0.057, 0.089, 0.142, 0.146, 0.146, 0.142, 0.089, 0.057, 0.036, 0.03)
@@ -162,7 +162,8 @@ class Outlook:
         self._value = _table(*shape)
         self._limit = self._value.shape[0] - 1
         #: Where claims race to the target and ``lead`` is on: the tables by the next leader.
-        self._by_lead = _lead_tables(*shape) if lead and rules.claim_out != "off" else None
+        races = lead and rules.claim_out is not ClaimOut.OFF
+        self._by_lead = _lead_tables(*shape) if races else None
 
     def next_lead(self, mine: bool) -> Outlook:
         """This outlook for a deal after which ``mine`` tells whether our team leads the next
