@@ -1,5 +1,5 @@
-"""``expert-1`` … ``expert-4``: the expert at fixed budgets, yardsticks from ``greedy``'s strength
-up to the full expert (``docs/expert.md`` gives each level's measured strength).
+"""``expert-1`` … ``expert-4``: the expert at fixed budgets, yardsticks from about ``greedy``'s
+strength up to the full expert (``docs/expert.md`` gives each level's measured strength).
 
 A level's budget is counted in sampled deals per decision (``worlds``), so its play replays
 exactly under a fixed seed; the time cap (``move_ms``) is a safety net that binds only on a
@@ -7,41 +7,87 @@ loaded machine. Levels 1-3 search exactly their budget (no stopping rule); level
 with the careful policy, 3-4 with the shrewd one (with the careful one ``expert-3`` stood too
 close to ``expert-2``: ``docs/expert.md``, round 22); ``expert-4`` is the full ``expert``,
 stopping rule and its budget by rule set and search included.
+
+Where melds count (``pollack``) the full expert stands closer to ``greedy`` than elsewhere, so
+the ladder is spread over a wider span there: ``expert-1`` makes a random move in 15% of its
+rollouts' moves, and ``expert-2`` and ``expert-3`` search fewer deals (round 24). An option
+given to a level by name is kept in every rule set.
 """
 
 from __future__ import annotations
 
-from engine.bots.expert import DEFAULT_MS, DEFAULT_WORLDS, ExpertBot
+from dataclasses import dataclass
+from typing import Any
 
-#: Sampled deals per decision of each level.
-LEVEL_WORLDS = {1: 1, 2: 6, 3: 24, 4: DEFAULT_WORLDS}
-#: The lowest level that rolls out with the shrewd policy (the ones below, the careful one).
-SHREWD_FROM = 3
+from engine.bots.expert import DEFAULT_MS, ExpertBot
+
+
+@dataclass(frozen=True)
+class Budget:
+    """One level's settings in one kind of rule set."""
+
+    #: Sampled deals per decision; ``None``: the full expert's budget and stopping rule.
+    worlds: int | None
+    #: Roll out with the shrewd policy (else the careful one).
+    shrewd: bool
+    #: The chance that a rollout move is a random legal card (Python rollouts only).
+    eps: float = 0.0
+
+
+#: Each level where melds do not count.
+LEVEL_BUDGETS = {
+    1: Budget(1, shrewd=False),
+    2: Budget(6, shrewd=False),
+    3: Budget(24, shrewd=True),
+    4: Budget(None, shrewd=True),
+}
+#: Each level where melds count.
+MELD_LEVEL_BUDGETS = {
+    1: Budget(1, shrewd=False, eps=0.15),
+    2: Budget(5, shrewd=False),
+    3: Budget(12, shrewd=True),
+    4: Budget(None, shrewd=True),
+}
+#: The settings a level takes from its budget unless given them by name.
+_SETTINGS = ("worlds", "shrewd", "eps")
 
 
 def _level(number: int) -> type[ExpertBot]:
-    worlds = LEVEL_WORLDS[number]
+    plain, meld = LEVEL_BUDGETS[number], MELD_LEVEL_BUDGETS[number]
 
     class Level(ExpertBot):
         name = f"expert-{number}"
 
-        def __init__(self, seed: int | str | None = None, **options) -> None:
-            if number < len(LEVEL_WORLDS):  # expert-4 is the full expert's budget, as it is
-                options.setdefault("worlds", worlds)
+        def __init__(self, seed: int | str | None = None, **options: Any) -> None:
+            #: The settings given by name: the budgets do not override them (``hello``).
+            self.asked = frozenset(options) & set(_SETTINGS)
+            if plain.worlds is not None:
+                options.setdefault("worlds", plain.worlds)
             options.setdefault("move_ms", DEFAULT_MS)
-            options.setdefault("adaptive", number == len(LEVEL_WORLDS))
-            options.setdefault("shrewd", number >= SHREWD_FROM)
+            options.setdefault("adaptive", plain.worlds is None)
+            options.setdefault("shrewd", plain.shrewd)
+            options.setdefault("eps", plain.eps)
             super().__init__(seed, **options)
+
+        def hello(self, message: dict[str, Any]) -> None:
+            super().hello(message)
+            budget = meld if self.rules.melds else plain
+            if budget.worlds is not None and "worlds" not in self.asked:
+                self.max_worlds = budget.worlds
+            if "shrewd" not in self.asked:
+                self.shrewd = budget.shrewd
+            if "eps" not in self.asked:
+                self.eps = budget.eps
 
     Level.__name__ = Level.__qualname__ = f"ExpertLevel{number}"
     Level.__doc__ = (
-        f"The expert at {worlds} sampled deal(s) a decision."
-        if number < len(LEVEL_WORLDS)
+        f"The expert at {plain.worlds} sampled deal(s) a decision ({meld.worlds} with melds)."
+        if plain.worlds is not None
         else "The full expert's budget (more deals where its search runs in C)."
     )
     return Level
 
 
-LEVELS: dict[str, type[ExpertBot]] = {f"expert-{n}": _level(n) for n in sorted(LEVEL_WORLDS)}
+LEVELS: dict[str, type[ExpertBot]] = {f"expert-{n}": _level(n) for n in sorted(LEVEL_BUDGETS)}
 
-__all__ = ["LEVELS", "LEVEL_WORLDS", "SHREWD_FROM"]
+__all__ = ["LEVELS", "LEVEL_BUDGETS", "MELD_LEVEL_BUDGETS", "Budget"]

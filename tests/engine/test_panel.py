@@ -9,7 +9,7 @@ import pytest
 
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert_v1 import ExpertV1Bot
-from engine.bots.levels import LEVEL_WORLDS, LEVELS, SHREWD_FROM
+from engine.bots.levels import LEVEL_BUDGETS, LEVELS, MELD_LEVEL_BUDGETS
 from engine.bots.rollout import RolloutBot
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
@@ -77,15 +77,40 @@ def test_expert_v1_play_is_frozen(preset):
     assert hashlib.sha256(plays.encode()).hexdigest()[:16] == V1_PLAYS[preset]
 
 
-def test_levels_are_builtins_with_growing_budgets():
-    worlds = [LEVEL_WORLDS[n] for n in range(1, 5)]
-    assert worlds == sorted(worlds) and len(set(worlds)) == 4
+def _greeted(bot, preset):
+    bot.hello({"type": "hello", "seat": 0, "rules": rules_for(preset).to_dict(), "match": "x"})
+    return bot
+
+
+@pytest.mark.parametrize("budgets", [LEVEL_BUDGETS, MELD_LEVEL_BUDGETS], ids=["plain", "melds"])
+def test_levels_grow_in_budget(budgets):
+    worlds = [budgets[n].worlds for n in range(1, 4)]
+    assert worlds == sorted(worlds) and len(set(worlds)) == 3 and budgets[4].worlds is None
+    levels = [budgets[n] for n in range(1, 5)]
+    assert [b.eps for b in levels] == sorted((b.eps for b in levels), reverse=True)
+    assert [b.shrewd for b in levels] == sorted(b.shrewd for b in levels)
+
+
+@pytest.mark.parametrize("preset", ["quatre-sept", "pollack"])
+def test_levels_are_builtins_that_take_their_rule_sets_budget(preset):
+    budgets = MELD_LEVEL_BUDGETS if rules_for(preset).melds else LEVEL_BUDGETS
+    full = _greeted(make_bot("expert"), preset)
     for name, cls in LEVELS.items():
         assert BUILTIN_BOTS[name] is cls
-        bot = make_bot(name)
-        assert bot.name == name and bot.max_worlds == LEVEL_WORLDS[int(name[-1])]
-        assert bot.shrewd == (int(name[-1]) >= SHREWD_FROM)
+        bot = _greeted(make_bot(name), preset)
+        budget = budgets[int(name[-1])]
+        assert bot.name == name and bot.max_worlds == (budget.worlds or full.max_worlds)
+        assert (bot.shrewd, bot.eps) == (budget.shrewd, budget.eps)
         assert bot.adaptive == (name == "expert-4")
+
+
+def test_a_level_keeps_the_settings_given_by_name_where_melds_count():
+    bot = _greeted(LEVELS["expert-2"](worlds=9, eps=0.0), "pollack")
+    assert (bot.max_worlds, bot.eps) == (9, 0.0)
+    assert _greeted(bot, "quatre-sept").max_worlds == 9
+    default = _greeted(LEVELS["expert-1"](), "pollack")
+    assert (default.max_worlds, default.eps) == (1, MELD_LEVEL_BUDGETS[1].eps) and default.eps > 0
+    assert _greeted(default, "quatre-sept").eps == 0.0  # a bot greeted again takes the new budget
 
 
 @pytest.mark.parametrize("rules", VARIANTS[:4], ids=IDS[:4])
