@@ -33,8 +33,9 @@ POLITAINE_CHANCE = 0.035
 #: Per team and deal: Pollack meld points and their chances.
 MELD_POINTS = {0: 0.70, 3: 0.22, 4: 0.03, 6: 0.05}
 #: Where melds count, the deal's outcomes as the expert plays them, by who leads it (the first
-#: deals of 5,267 ``expert-2`` self-play matches of ``pollack``): the leading team's card points
-#: (k = 0..11; the other team takes 11 - k), and each team's meld points.
+#: deals of 5,267 ``expert-2`` self-play matches of ``pollack``, at 6 deals a decision): the
+#: leading team's card points (k = 0..11; the other team takes 11 - k), and each team's meld
+#: points.
 LEARNED_CARD_POINTS = (
     0.0325, 0.0556, 0.0771, 0.0991, 0.1069, 0.1232, 0.1301, 0.1107, 0.1029, 0.0761, 0.0503, 0.0355,
 )  # fmt: skip
