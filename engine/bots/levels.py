@@ -45,7 +45,7 @@ LEVEL_BUDGETS = {
 MELD_LEVEL_BUDGETS = {
     1: Budget(1, shrewd=False, eps=0.15),
     2: Budget(5, shrewd=False),
-    3: Budget(12, shrewd=True),
+    3: Budget(14, shrewd=True),
     4: Budget(None, shrewd=True),
 }
 #: The settings a level takes from its budget unless given them by name.
