@@ -8,10 +8,11 @@ with the careful policy, 3-4 with the shrewd one (with the careful one ``expert-
 close to ``expert-2``: ``docs/expert.md``, round 22); ``expert-4`` is the full ``expert``,
 stopping rule and its budget by rule set and search included.
 
-Where melds count (``pollack``) the full expert stands closer to ``greedy`` than elsewhere, so
-the ladder is spread over a wider span there: ``expert-1`` makes a random move in 15% of its
-rollouts' moves, and ``expert-2`` and ``expert-3`` search fewer deals (round 24). An option
-given to a level by name is kept in every rule set.
+A preset whose steps came out uneven or short with the default budgets has a ladder of its own
+(``PRESET_LEVEL_BUDGETS``, round 24): in ``pollack`` the full expert stands closer to ``greedy``
+than elsewhere, so ``expert-1`` makes a random move in 15% of its rollouts' moves and
+``expert-2`` and ``expert-3`` search fewer deals. A rule set takes its preset's ladder, options
+changed or not. A setting given to a level by name is kept in every rule set.
 """
 
 from __future__ import annotations
@@ -34,26 +35,33 @@ class Budget:
     eps: float = 0.0
 
 
-#: Each level where melds do not count.
+#: Each level, in a preset without a ladder of its own.
 LEVEL_BUDGETS = {
     1: Budget(1, shrewd=False),
     2: Budget(6, shrewd=False),
     3: Budget(24, shrewd=True),
     4: Budget(None, shrewd=True),
 }
-#: Each level where melds count.
-MELD_LEVEL_BUDGETS = {
-    1: Budget(1, shrewd=False, eps=0.15),
-    2: Budget(5, shrewd=False),
-    3: Budget(14, shrewd=True),
-    4: Budget(None, shrewd=True),
+#: The presets with a ladder of their own.
+PRESET_LEVEL_BUDGETS = {
+    "pollack": {
+        1: Budget(1, shrewd=False, eps=0.15),
+        2: Budget(5, shrewd=False),
+        3: Budget(14, shrewd=True),
+        4: Budget(None, shrewd=True),
+    },
 }
 #: The settings a level takes from its budget unless given them by name.
 _SETTINGS = ("worlds", "shrewd", "eps")
 
 
+def budgets_for(preset: str) -> dict[int, Budget]:
+    """The levels' budgets in a rule set of ``preset``."""
+    return PRESET_LEVEL_BUDGETS.get(preset, LEVEL_BUDGETS)
+
+
 def _level(number: int) -> type[ExpertBot]:
-    plain, meld = LEVEL_BUDGETS[number], MELD_LEVEL_BUDGETS[number]
+    plain = LEVEL_BUDGETS[number]
 
     class Level(ExpertBot):
         name = f"expert-{number}"
@@ -71,7 +79,7 @@ def _level(number: int) -> type[ExpertBot]:
 
         def hello(self, message: dict[str, Any]) -> None:
             super().hello(message)
-            budget = meld if self.rules.melds else plain
+            budget = budgets_for(self.rules.preset)[number]
             if budget.worlds is not None and "worlds" not in self.asked:
                 self.max_worlds = budget.worlds
             if "shrewd" not in self.asked:
@@ -81,7 +89,7 @@ def _level(number: int) -> type[ExpertBot]:
 
     Level.__name__ = Level.__qualname__ = f"ExpertLevel{number}"
     Level.__doc__ = (
-        f"The expert at {plain.worlds} sampled deal(s) a decision ({meld.worlds} with melds)."
+        f"The expert at {plain.worlds} sampled deal(s) a decision (some presets: fewer)."
         if plain.worlds is not None
         else "The full expert's budget (more deals where its search runs in C)."
     )
@@ -90,4 +98,4 @@ def _level(number: int) -> type[ExpertBot]:
 
 LEVELS: dict[str, type[ExpertBot]] = {f"expert-{n}": _level(n) for n in sorted(LEVEL_BUDGETS)}
 
-__all__ = ["LEVELS", "LEVEL_BUDGETS", "MELD_LEVEL_BUDGETS", "Budget"]
+__all__ = ["LEVELS", "LEVEL_BUDGETS", "PRESET_LEVEL_BUDGETS", "Budget", "budgets_for"]

@@ -9,7 +9,7 @@ import pytest
 
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert_v1 import ExpertV1Bot
-from engine.bots.levels import LEVEL_BUDGETS, LEVELS, MELD_LEVEL_BUDGETS
+from engine.bots.levels import LEVEL_BUDGETS, LEVELS, PRESET_LEVEL_BUDGETS, budgets_for
 from engine.bots.rollout import RolloutBot
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
@@ -82,7 +82,10 @@ def _greeted(bot, preset):
     return bot
 
 
-@pytest.mark.parametrize("budgets", [LEVEL_BUDGETS, MELD_LEVEL_BUDGETS], ids=["plain", "melds"])
+LADDERS = {"default": LEVEL_BUDGETS, **PRESET_LEVEL_BUDGETS}
+
+
+@pytest.mark.parametrize("budgets", LADDERS.values(), ids=LADDERS.keys())
 def test_levels_grow_in_budget(budgets):
     worlds = [budgets[n].worlds for n in range(1, 4)]
     assert worlds == sorted(worlds) and len(set(worlds)) == 3 and budgets[4].worlds is None
@@ -91,9 +94,9 @@ def test_levels_grow_in_budget(budgets):
     assert [b.shrewd for b in levels] == sorted(b.shrewd for b in levels)
 
 
-@pytest.mark.parametrize("preset", ["quatre-sept", "pollack"])
-def test_levels_are_builtins_that_take_their_rule_sets_budget(preset):
-    budgets = MELD_LEVEL_BUDGETS if rules_for(preset).melds else LEVEL_BUDGETS
+@pytest.mark.parametrize("preset", PRESETS)
+def test_levels_are_builtins_that_take_their_presets_budget(preset):
+    budgets = budgets_for(preset)
     full = _greeted(make_bot("expert"), preset)
     for name, cls in LEVELS.items():
         assert BUILTIN_BOTS[name] is cls
@@ -104,13 +107,18 @@ def test_levels_are_builtins_that_take_their_rule_sets_budget(preset):
         assert bot.adaptive == (name == "expert-4")
 
 
-def test_a_level_keeps_the_settings_given_by_name_where_melds_count():
+def test_pollack_has_a_ladder_of_its_own_and_a_level_keeps_the_settings_given_by_name():
+    assert budgets_for("pollack") is not LEVEL_BUDGETS
     bot = _greeted(LEVELS["expert-2"](worlds=9, eps=0.0), "pollack")
     assert (bot.max_worlds, bot.eps) == (9, 0.0)
     assert _greeted(bot, "quatre-sept").max_worlds == 9
     default = _greeted(LEVELS["expert-1"](), "pollack")
-    assert (default.max_worlds, default.eps) == (1, MELD_LEVEL_BUDGETS[1].eps) and default.eps > 0
+    assert (default.max_worlds, default.eps) == (1, budgets_for("pollack")[1].eps)
+    assert default.eps > 0
     assert _greeted(default, "quatre-sept").eps == 0.0  # a bot greeted again takes the new budget
+    changed = rules_for("pollack", claim_out="any-turn", target=31).to_dict()
+    default.hello({"type": "hello", "seat": 1, "rules": changed, "match": "y"})
+    assert default.eps > 0  # options changed, the preset's ladder still
 
 
 @pytest.mark.parametrize("rules", VARIANTS[:4], ids=IDS[:4])
