@@ -11,8 +11,9 @@ stopping rule and its budget by rule set and search included.
 A preset whose steps came out uneven or short with the default budgets has a ladder of its own
 (``PRESET_LEVEL_BUDGETS``, round 24): in ``pollack`` the full expert stands closer to ``greedy``
 than elsewhere, so ``expert-1`` makes a random move in 15% of its rollouts' moves and
-``expert-2`` and ``expert-3`` search fewer deals. A rule set takes its preset's ladder, options
-changed or not. A setting given to a level by name is kept in every rule set.
+``expert-2`` and ``expert-3`` search fewer deals; in ``politaine`` ``expert-3`` searches 12
+deals, since at 24 it stood too close to ``expert-4``. A rule set takes its preset's ladder,
+options changed or not. A setting given to a level by name is kept in every rule set.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ PRESET_LEVEL_BUDGETS = {
         1: Budget(1, shrewd=False, eps=0.15),
         2: Budget(5, shrewd=False),
         3: Budget(14, shrewd=True),
+        4: Budget(None, shrewd=True),
+    },
+    "politaine": {
+        1: Budget(1, shrewd=False),
+        2: Budget(6, shrewd=False),
+        3: Budget(12, shrewd=True),
         4: Budget(None, shrewd=True),
     },
 }
