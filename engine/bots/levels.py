@@ -26,7 +26,7 @@ from engine.bots.expert import DEFAULT_MS, ExpertBot
 
 @dataclass(frozen=True)
 class Budget:
-    """One level's settings in one kind of rule set."""
+    """One level's settings in one preset's ladder."""
 
     #: Sampled deals per decision; ``None``: the full expert's budget and stopping rule.
     worlds: int | None
@@ -43,20 +43,15 @@ LEVEL_BUDGETS = {
     3: Budget(24, shrewd=True),
     4: Budget(None, shrewd=True),
 }
-#: The presets with a ladder of their own.
+#: The presets with a ladder of their own: the default one with the levels that differ.
 PRESET_LEVEL_BUDGETS = {
     "pollack": {
+        **LEVEL_BUDGETS,
         1: Budget(1, shrewd=False, eps=0.15),
         2: Budget(5, shrewd=False),
         3: Budget(14, shrewd=True),
-        4: Budget(None, shrewd=True),
     },
-    "politaine": {
-        1: Budget(1, shrewd=False),
-        2: Budget(6, shrewd=False),
-        3: Budget(12, shrewd=True),
-        4: Budget(None, shrewd=True),
-    },
+    "politaine": {**LEVEL_BUDGETS, 3: Budget(12, shrewd=True)},
 }
 #: The settings a level takes from its budget unless given them by name.
 _SETTINGS = ("worlds", "shrewd", "eps")
