@@ -73,6 +73,22 @@ READINGS: dict[str, tuple[Evidence, bool, int]] = {
     "meld_pm0.8": (replace(_SHIPPED, partner_shrewd=True, partner_miss=0.8), True, 1),
     "meld_m0.5": (replace(_SHIPPED, partner_shrewd=True, miss=0.5), True, 1),
     "meld_q0.03": (replace(_SHIPPED, partner_shrewd=True, quiet=0.03), True, 1),
+    # Cards read by the model of the expert's play (``model.py``, round 25): the partner's,
+    # then the opponents' too.
+    "model": (replace(_SHIPPED, partner_shrewd=True, model=1), True, 1),
+    "model_all": (replace(_SHIPPED, partner_shrewd=True, model=3), True, 1),
+    "model_p0.5": (replace(_SHIPPED, partner_shrewd=True, model=1, model_power=0.5), True, 1),
+    "model_p0.7": (replace(_SHIPPED, partner_shrewd=True, model=1, model_power=0.7), True, 1),
+    "model_all_p0.3": (
+        replace(_SHIPPED, partner_shrewd=True, model=3, model_power=0.3),
+        True,
+        1,
+    ),
+    "model_all_p0.5": (
+        replace(_SHIPPED, partner_shrewd=True, model=3, model_power=0.5),
+        True,
+        1,
+    ),
 }
 #: With ``--carding`` the players play the carding convention and this reading is added.
 CARDING: tuple[str, tuple[Evidence, bool, int]] = (

@@ -5,14 +5,15 @@ A level's budget is counted in sampled deals per decision (``worlds``), so its p
 exactly under a fixed seed; the time cap (``move_ms``) is a safety net that binds only on a
 loaded machine. Levels 1-3 search exactly their budget (no stopping rule); levels 1-2 roll out
 with the careful policy, 3-4 with the shrewd one (with the careful one ``expert-3`` stood too
-close to ``expert-2``: ``docs/expert.md``, round 22); ``expert-4`` is the full ``expert``,
+close to ``expert-2``: ``docs/expert-log.md``, round 22); ``expert-4`` is the full ``expert``,
 stopping rule and its budget by rule set and search included.
 
 A preset whose steps came out uneven or short with the default budgets has a ladder of its own
 (``PRESET_LEVEL_BUDGETS``, round 24): in ``pollack`` the full expert stands closer to ``greedy``
 than elsewhere, so ``expert-1`` makes a random move in 15% of its rollouts' moves and
-``expert-2`` and ``expert-3`` search fewer deals; in ``politaine`` ``expert-3`` searches 12
-deals, since at 24 it stood too close to ``expert-4``. A rule set takes its preset's ladder,
+``expert-2`` and ``expert-3`` search fewer deals; in ``politaine`` ``expert-3`` searches 16
+deals, since at 24 it stood too close to ``expert-4`` (and at 12 too close to ``expert-2``:
+round 25). A rule set takes its preset's ladder,
 options changed or not. A setting given to a level by name is kept in every rule set.
 """
 
@@ -51,7 +52,7 @@ PRESET_LEVEL_BUDGETS = {
         2: Budget(5, shrewd=False),
         3: Budget(14, shrewd=True),
     },
-    "politaine": {**LEVEL_BUDGETS, 3: Budget(12, shrewd=True)},
+    "politaine": {**LEVEL_BUDGETS, 3: Budget(16, shrewd=True)},
 }
 #: The settings a level takes from its budget unless given them by name.
 _SETTINGS = ("worlds", "shrewd", "eps")

@@ -41,25 +41,25 @@ from .world import Evidence, ReplayError, Worlds
 
 DEFAULT_WORLDS = 88
 #: The full budget where melds count (``pollack``) and the search runs in Python: round 4
-#: measured 88 deals weaker than 64 there (``docs/expert.md``), so it stays at 64 unless a
+#: measured 88 deals weaker than 64 there (``docs/expert-log.md``), so it stays at 64 unless a
 #: budget is asked for.
 MELD_WORLDS = 64
 #: Where melds count the exact solver takes only the last trick (its four cards): there the
 #: rollouts, which see one hand, finish the last three tricks better than a solver that lets every
-#: seat see every card (``docs/expert.md``, round 11).
+#: seat see every card (``docs/expert-log.md``, round 11).
 MELD_EXACT = 4
 #: The full budget and solver size where the search runs in C (``native.py``: a C compiler on
 #: the host) and melds do not count: what the Python search's budget costs buys this much
-#: there (``docs/expert.md``, round 14).
+#: there (``docs/expert-log.md``, round 14).
 NATIVE_WORLDS = 528
 NATIVE_EXACT = 16
 #: The full budget where the search runs in C and melds count: 256 deals cost a decision less
 #: CPU than the Python search's 64 (median 17 ms against 22) and scored higher against
-#: ``expert-v1`` (``docs/expert.md``, round 16); the solver stays at ``MELD_EXACT``.
+#: ``expert-v1`` (``docs/expert-log.md``, round 16); the solver stays at ``MELD_EXACT``.
 NATIVE_MELD_WORLDS = 256
 DEFAULT_MS = 150.0
 #: Where melds count, read the partner as this bot by default (``twins`` and the shrewd judge
-#: of its cards): there it scored 3 points more against ``expert-v1`` (``docs/expert.md``,
+#: of its cards): there it scored 3 points more against ``expert-v1`` (``docs/expert-log.md``,
 #: round 16); elsewhere it measured within its noise (rounds 12, 13, 15), so it stays off.
 MELD_PARTNER_READING = True
 #: Likelihood factor of a play the rollout policy would not have made (soft inference).
@@ -123,6 +123,8 @@ class ExpertBot:
         search_scope: int | None = None,
         twin_miss: float | None = None,
         lead: bool | None = None,
+        model: int | None = None,
+        model_power: float | None = None,
     ) -> None:
         def option(value, name: str, default, kind):
             return value if value is not None else kind(os.environ.get(name, default))
@@ -146,6 +148,8 @@ class ExpertBot:
             partner_search=option(partner_search, "EXPERT_PARTNER_SEARCH", "0", int),
             search_scope=option(search_scope, "EXPERT_SEARCH_SCOPE", "0", int),
             twin_miss=option(twin_miss, "EXPERT_TWIN_MISS", DEFAULT_TWIN_MISS, float),
+            model=option(model, "EXPERT_MODEL", "0", int),
+            model_power=option(model_power, "EXPERT_MODEL_POWER", "1", float),
         )
         self.signals = option(signals, "EXPERT_SIGNALS", "1", lambda v: str(v) != "0")
         self.exact_cards = option(exact, "EXPERT_EXACT", EXACT_CARDS, int)

@@ -19,9 +19,13 @@ from engine.rules import RuleSet
 from engine.state import MELD_PHASE, POULES_PHASE, REDEAL_PHASE, State, deal_state
 
 from .carding import carded
+from .model import card_chances
 from .policy import policy_action
 from .prune import distinct_cards, tna_apart
 from .view import View
+
+#: The least weight the card model gives a card (a player it does not fit stays possible).
+MODEL_FLOOR = 0.02
 
 
 class ReplayError(Exception):
@@ -59,10 +63,17 @@ class Evidence:
     #: An opponent's card played while it held a weaker card of the same class (one it could
     #: have played instead to the same effect): most players play the weakest (``prune.py``).
     twin_miss: float = 1.0
+    #: Read cards by the model of the expert's play (``model.py``), bits: the partner's (1),
+    #: the opponents' (2); a card read so is weighed by the model's chance of it (at least
+    #: ``MODEL_FLOOR``) instead of by ``partner_miss`` / ``miss``.
+    model: int = 0
+    #: The model's chance is raised to this power (below 1: read less sharply).
+    model_power: float = 1.0
 
     @property
     def any(self) -> bool:
-        return min(self.miss, self.partner_miss, self.quiet, self.carding, self.twin_miss) < 1.0
+        low = min(self.miss, self.partner_miss, self.quiet, self.carding, self.twin_miss)
+        return low < 1.0 or bool(self.model)
 
 
 NO_EVIDENCE = Evidence()
@@ -164,7 +175,13 @@ def _replay_plays(
             _count(tally[seat], state, action, judge)
         elif seat != me:
             opponent = (seat ^ me) & 1
-            if judge is not None and (ev.leads or state[3]):
+            modelled = ev.model & (2 if opponent else 1) and action < PLAY_LIMIT
+            if modelled:
+                cards = sorted({a & 31 for a in state.legal() if a < PLAY_LIMIT})
+                if len(cards) > 1:
+                    chance = card_chances(state, voids, cards)[cards.index(action & 31)]
+                    weight *= max(chance, MODEL_FLOOR) ** ev.model_power
+            elif judge is not None and (ev.leads or state[3]):
                 searched = None
                 scope = ev.search_scope
                 if (

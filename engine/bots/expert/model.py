@@ -1,0 +1,173 @@
+"""A model of the expert's own card play, learned from its games: how likely each legal card is.
+
+``card_chances`` gives, for the seat to move in a state whose hands are known (a sampled deal),
+a softmax over its legal cards of a linear score of a few features of each card (points,
+masters, length, winning the trick, feeding the partner, the policy's own choice ...), one set
+of weights for leads and one for the cards that follow. The weights are fitted to the full
+expert's plays in self-play (``benchmarks/card_model_fit.py``), so the model reads a partner
+that searches more closely than "the policy's card or not" does; reading the partner's cards by
+it is the option ``model`` of the expert (``docs/expert-log.md``, round 25). Only the seat's own
+hand and what is public enter the features, so a sampled deal's other hands leak nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+from engine.cards import CARD_THIRDS, SUIT_MASKS, TNA_MASKS
+from engine.state import State
+
+from .policy import play_action
+
+_HAND = (1 << 32) - 1
+#: For each card, the mask of the stronger cards of its suit, and of the weaker ones.
+_STRONGER = tuple(((1 << c) - 1) & ~((1 << (c & ~7)) - 1) for c in range(32))
+_WEAKER = tuple(SUIT_MASKS[c >> 3] & ~((1 << (c + 1)) - 1) for c in range(32))
+_RANK_ALL = tuple(sum(1 << (s * 8 + r) for s in range(4)) for r in range(8))
+
+#: The features of a card, in order (each in about [0, 1]).
+FEATURES = (
+    "policy",  # the shrewd policy's card (with the public voids)
+    "thirds",  # its points, in thirds / 3
+    "master",  # no stronger card of its suit out in the other hands
+    "stronger_out",  # how many stronger cards of its suit are out / 4
+    "length",  # cards of its suit in hand / 8
+    "lowest",  # the weakest card of its suit in hand
+    "highest",  # the strongest card of its suit in hand
+    "rank",  # rank / 7: 0 for T, 1 for 7
+    "meld",  # part of a T-9-A of its suit or of three T, 9 or A held
+    "suit_out",  # cards of its suit out in the other hands / 8
+    "opponents_void",  # both opponents publicly lack its suit
+    "partner_void",  # the partner publicly lacks its suit
+    "follows",  # of the suit led (following only)
+    "wins",  # beats the trick's best card so far (following only)
+    "sure",  # wins, and no player still to play can hold a stronger card of the suit
+    "feeds",  # the partner wins the trick so far: the card's points
+    "wins_points",  # wins: the points on the table, in thirds / 6
+)
+SIZE = len(FEATURES)
+
+#: Fitted weights (``benchmarks/card_model_fit.py``): leads, then the cards that follow.
+#: Fitted to 14,425 cards of the full expert's ``pollack`` self-play (seeds 1-240): 1.245 nats a
+#: lead and 0.635 a card that follows, held out, against 1.422 and 0.758 for "the policy's card
+#: or not" and 1.556 and 1.129 for a uniform choice.
+LEAD_WEIGHTS: tuple[float, ...] = (
+    1.071,
+    0.222,
+    0.423,
+    0.590,
+    2.063,
+    0.795,
+    0.169,
+    -0.828,
+    -0.093,
+    -2.643,
+    0.946,
+    -0.710,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+)
+FOLLOW_WEIGHTS: tuple[float, ...] = (
+    1.795,
+    0.036,
+    -1.039,
+    0.979,
+    -2.960,
+    0.603,
+    0.359,
+    0.126,
+    -0.747,
+    -1.266,
+    0.639,
+    0.347,
+    0.000,
+    1.601,
+    -0.634,
+    1.043,
+    0.962,
+)
+
+
+def card_features(
+    state: State, voids: list[int], cards: list[int], policy: int
+) -> list[list[float]]:
+    """The features (``FEATURES``) of each of ``cards`` for the seat to move in ``state``."""
+    seat = state[1]
+    packed = state[2]
+    hand = packed >> (seat << 5) & _HAND
+    others = (packed | packed >> 32 | packed >> 64 | packed >> 96) & _HAND & ~hand
+    left, partner, right = (seat + 1) & 3, (seat + 2) & 3, (seat + 3) & 3
+    both_void = voids[left] & voids[right]
+    trick = state[3]
+    if trick:
+        led = trick[0] >> 3
+        best = trick[0]
+        pos = 0
+        for i in range(1, len(trick)):
+            c = trick[i]
+            if c >> 3 == led and c < best:
+                best, pos = c, i
+        partner_wins = (len(trick) - pos) & 1 == 0
+        points = sum(CARD_THIRDS[c] for c in trick) / 6
+        threat = 0 if len(trick) == 3 else others & ~voids[left]
+    rows = []
+    for c in cards:
+        suit = SUIT_MASKS[c >> 3]
+        stronger = _STRONGER[c]
+        rank = c & 7
+        meld = 0.0
+        if rank <= 2 and (
+            hand & TNA_MASKS[c >> 3] == TNA_MASKS[c >> 3]
+            or (hand & _RANK_ALL[rank]).bit_count() >= 3
+        ):
+            meld = 1.0
+        row = [
+            1.0 if c == policy else 0.0,
+            CARD_THIRDS[c] / 3,
+            0.0 if stronger & others else 1.0,
+            min((stronger & others).bit_count(), 4) / 4,
+            (hand & suit).bit_count() / 8,
+            0.0 if _WEAKER[c] & hand else 1.0,
+            0.0 if stronger & hand else 1.0,
+            rank / 7,
+            meld,
+            (others & suit).bit_count() / 8,
+            1.0 if both_void & suit else 0.0,
+            1.0 if voids[partner] & suit else 0.0,
+        ]
+        if trick:
+            wins = c >> 3 == led and c < best
+            row += [
+                1.0 if c >> 3 == led else 0.0,
+                1.0 if wins else 0.0,
+                1.0 if wins and not stronger & threat else 0.0,
+                CARD_THIRDS[c] / 3 if partner_wins else 0.0,
+                points if wins else 0.0,
+            ]
+        else:
+            row += [0.0, 0.0, 0.0, 0.0, 0.0]
+        rows.append(row)
+    return rows
+
+
+def card_chances(
+    state: State,
+    voids: list[int],
+    cards: list[int],
+    weights: tuple[tuple[float, ...], tuple[float, ...]] | None = None,
+) -> list[float]:
+    """The model's chance of each of ``cards`` (the legal cards of the seat to move)."""
+    policy = play_action(state, voids, True) & 31
+    lead_w, follow_w = weights or (LEAD_WEIGHTS, FOLLOW_WEIGHTS)
+    w = follow_w if state[3] else lead_w
+    scores = [
+        sum(a * b for a, b in zip(row, w, strict=True))
+        for row in card_features(state, voids, cards, policy)
+    ]
+    top = max(scores)
+    exps = [math.exp(s - top) for s in scores]
+    total = sum(exps)
+    return [e / total for e in exps]

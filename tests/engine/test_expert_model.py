@@ -1,0 +1,93 @@
+"""The model of the expert's card play (``engine/bots/expert/model.py``) and its reading."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from engine.actions import PLAY_LIMIT
+from engine.bots import BotSeat
+from engine.bots.expert import ExpertBot
+from engine.bots.expert.model import FEATURES, card_chances, card_features
+from engine.bots.expert.sampler import Sampler
+from engine.bots.expert.view import read_view
+from engine.bots.expert.world import MODEL_FLOOR, Evidence, replay_world
+from engine.observe import observe
+from engine.referee import AnnouncedClock, referee_match
+from engine.rules import rules_for
+from engine.state import State
+from tests.engine.test_expert import _public_voids, _random_positions
+
+POLLACK = rules_for("pollack")
+
+
+def _cards(state: State) -> list[int]:
+    return sorted({a & 31 for a in state.legal() if a < PLAY_LIMIT})
+
+
+def test_chances_are_a_distribution_over_the_legal_cards():
+    for state in _random_positions(POLLACK, 40, 3):
+        cards = _cards(state)
+        chances = card_chances(state, _public_voids(state), cards)
+        assert len(chances) == len(cards)
+        assert math.isclose(sum(chances), 1.0)
+        assert all(0.0 < c <= 1.0 for c in chances)
+        rows = card_features(state, _public_voids(state), cards, cards[0])
+        assert all(len(row) == len(FEATURES) for row in rows)
+
+
+def test_the_features_read_only_the_players_own_hand_and_the_public_record():
+    """Deal the cards the seat to move cannot see among the others in any way: the chances of
+    its cards stay the same, so a sampled deal's hidden hands leak nothing into the reading."""
+    rng = random.Random(11)
+    for state in _random_positions(POLLACK, 30, 5):
+        seat = state.to_move
+        voids = _public_voids(state)
+        before = card_chances(state, voids, _cards(state))
+        hands = list(state.hands)
+        others = [s for s in range(4) if s != seat]
+        hidden = [c for s in others for c in range(32) if hands[s] >> c & 1]
+        rng.shuffle(hidden)
+        for s in others:
+            size = hands[s].bit_count()
+            hands[s] = sum(1 << c for c in hidden[:size])
+            hidden = hidden[size:]
+        moved = state.with_hands(tuple(hands))
+        assert card_chances(moved, voids, _cards(moved)) == before
+
+
+def test_the_model_reading_weighs_deals_by_the_partners_card_and_never_below_the_floor():
+    rng = random.Random(4)
+    seen = differ = 0
+    for state in _random_positions(POLLACK, 30, 9):
+        seat = state.to_move
+        message = observe(state, seat)
+        view = read_view(message, POLLACK.low_lead)
+        partner_played = any(s == (seat ^ 2) for s, _ in view.plays)
+        sampler = Sampler(view, POLLACK, rng)
+        weights = set()
+        for _ in range(8):
+            _, weight = replay_world(
+                POLLACK, view, sampler.draw(), "play", evidence=Evidence(model=1)
+            )
+            assert weight >= MODEL_FLOOR ** len(view.plays)
+            assert weight <= 1.0
+            weights.add(weight)
+        seen += partner_played
+        differ += partner_played and len(weights) > 1
+        if not partner_played:
+            assert weights == {1.0}
+    assert seen and differ
+
+
+def test_an_expert_reading_by_the_model_plays_legal_cards_and_replays_exactly(capsys):
+    def play() -> list:
+        seats = [BotSeat(ExpertBot(worlds=4, model=3, move_ms=10_000)) for _ in range(4)]
+        clock = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)
+        outcome = referee_match(POLLACK, seats, seed=21, match_id="model", clock=clock)
+        assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
+        return outcome.replay["deals"]
+
+    assert play() == play()
+    # The bot prints to stderr only when a decision fell back to the first legal action.
+    assert "expert:" not in capsys.readouterr().err
