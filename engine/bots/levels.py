@@ -78,6 +78,8 @@ def _level(number: int) -> type[ExpertBot]:
             options.setdefault("adaptive", plain.worlds is None)
             options.setdefault("shrewd", plain.shrewd)
             options.setdefault("eps", plain.eps)
+            if plain.worlds is not None:  # levels 1-3 read cards as measured (round 24)
+                options.setdefault("model", 0)
             super().__init__(seed, **options)
 
         def hello(self, message: dict[str, Any]) -> None:

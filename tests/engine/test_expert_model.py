@@ -6,8 +6,8 @@ import math
 import random
 
 from engine.actions import PLAY_LIMIT
-from engine.bots import BotSeat
-from engine.bots.expert import ExpertBot
+from engine.bots import BotSeat, make_bot
+from engine.bots.expert import MELD_MODEL, MELD_MODEL_POWER, ExpertBot
 from engine.bots.expert.model import FEATURES, card_chances, card_features
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.view import read_view
@@ -91,3 +91,24 @@ def test_an_expert_reading_by_the_model_plays_legal_cards_and_replays_exactly(ca
     assert play() == play()
     # The bot prints to stderr only when a decision fell back to the first legal action.
     assert "expert:" not in capsys.readouterr().err
+
+
+def test_where_melds_count_the_expert_reads_cards_by_the_model_unless_told_otherwise(monkeypatch):
+    monkeypatch.delenv("EXPERT_MODEL", raising=False)
+    monkeypatch.delenv("EXPERT_MODEL_POWER", raising=False)
+
+    def reading(bot, preset: str) -> tuple[int, float]:
+        bot.hello({"seat": 0, "rules": rules_for(preset).to_dict(), "match": "m"})
+        return bot.evidence.model, bot.evidence.model_power
+
+    assert MELD_MODEL and MELD_MODEL_POWER < 1.0
+    assert reading(ExpertBot(), "pollack") == (MELD_MODEL, MELD_MODEL_POWER)
+    assert reading(ExpertBot(), "quatre-sept") == (0, 1.0)
+    assert reading(ExpertBot(model=0), "pollack") == (0, MELD_MODEL_POWER)  # kept as asked
+    assert reading(ExpertBot(model=1, model_power=0.7), "pollack") == (1, 0.7)
+    bot = ExpertBot()  # greeted again, it reads each rule set its own way
+    assert reading(bot, "pollack")[0] == MELD_MODEL and reading(bot, "quatre-sept")[0] == 0
+    # The levels below the full expert read as they did when their steps were measured.
+    assert reading(make_bot("expert-4"), "pollack")[0] == MELD_MODEL
+    for name in ("expert-1", "expert-2", "expert-3"):
+        assert reading(make_bot(name), "pollack")[0] == 0

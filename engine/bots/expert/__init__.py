@@ -62,6 +62,11 @@ DEFAULT_MS = 150.0
 #: of its cards): there it scored 3 points more against ``expert-v1`` (``docs/expert-log.md``,
 #: round 16); elsewhere it measured within its noise (rounds 12, 13, 15), so it stays off.
 MELD_PARTNER_READING = True
+#: Where melds count, weigh the others' cards by the model of this bot's card play
+#: (``model.py``: the partner's and the opponents', bits 1 and 2), its chance raised to
+#: ``MELD_MODEL_POWER`` (``docs/expert-log.md``, round 25).
+MELD_MODEL = 3
+MELD_MODEL_POWER = 0.5
 #: Likelihood factor of a play the rollout policy would not have made (soft inference).
 DEFAULT_MISS = 0.3
 #: The same for a card the partner played (it searches, so the policy explains it less well).
@@ -151,6 +156,17 @@ class ExpertBot:
             model=option(model, "EXPERT_MODEL", "0", int),
             model_power=option(model_power, "EXPERT_MODEL_POWER", "1", float),
         )
+        #: How the others' cards are weighed by the card model (``model``, ``model_power``)
+        #: where melds do not count and where they do (``hello``); an option asked for is kept.
+        self.plain_model = (self.evidence.model, self.evidence.model_power)
+        self.meld_model = (
+            self.evidence.model
+            if model is not None or "EXPERT_MODEL" in os.environ
+            else MELD_MODEL,
+            self.evidence.model_power
+            if model_power is not None or "EXPERT_MODEL_POWER" in os.environ
+            else MELD_MODEL_POWER,
+        )
         self.signals = option(signals, "EXPERT_SIGNALS", "1", lambda v: str(v) != "0")
         self.exact_cards = option(exact, "EXPERT_EXACT", EXACT_CARDS, int)
         asked = exact is not None or "EXPERT_EXACT" in os.environ
@@ -236,7 +252,14 @@ class ExpertBot:
         self.rng.seed(f"{message.get('match')}:{self.seat}")
         self.totals = (0, 0)
         self.twins, partner_shrewd = self.meld_reading if melds else self.plain_reading
-        self.evidence = replace(self.evidence, miss=self.base_miss, partner_shrewd=partner_shrewd)
+        model, power = self.meld_model if melds else self.plain_model
+        self.evidence = replace(
+            self.evidence,
+            miss=self.base_miss,
+            partner_shrewd=partner_shrewd,
+            model=model,
+            model_power=power,
+        )
         if self.fit_on and self.base_miss < 1.0:
             self.fit = OpponentFit(self.base_miss)
 
