@@ -183,8 +183,9 @@ PINNED_PLAY = {
     "quatre-sept": "b76c88826f8a87f4",
     "politaine": "29f27f1d11e53f58",
     "la-poule": "232bfa883e4395d6",
-    # round 16: the partner read as this bot (twins and the shrewd judge) where melds count
-    "pollack": "3d6171b70fa96c36",
+    # round 16: the partner read as this bot (twins and the shrewd judge) where melds count;
+    # round 25: the others' cards read by the card model there (``model.py``)
+    "pollack": "9f5563ac65d9bb06",
 }
 
 
