@@ -30,8 +30,7 @@ from bot_strength import parse_bot
 from engine.actions import PLAY_LIMIT, parse_action
 from engine.bots import BotSeat
 from engine.bots.expert import ExpertBot
-from engine.bots.expert.model import FEATURES, card_features
-from engine.bots.expert.policy import play_action
+from engine.bots.expert.model import FEATURES, card_features, legal_cards
 from engine.bots.expert.view import read_view
 from engine.bots.expert.world import replay_world
 from engine.deck import seeded_hands
@@ -67,12 +66,10 @@ class Recorder(ExpertBot):
         dealt = seeded_hands(self.match_seed, view.deal, view.redeals, view.dealer)
         hands = tuple(dealt[s] & ~view.by_seat[s] for s in range(4))
         state, _ = replay_world(rules, view, hands, "play")
-        cards = sorted({a & 31 for a in state.legal() if a < PLAY_LIMIT})
+        cards = legal_cards(state)
         if len(cards) < 2:
             return
-        voids = list(view.voids)
-        policy = play_action(state, voids, True) & 31
-        features = card_features(state, voids, cards, policy)
+        features = card_features(state, list(view.voids), cards)
         self.rows.append((not state.trick, features, cards.index(code & 31)))
 
 

@@ -5,34 +5,28 @@ from __future__ import annotations
 import math
 import random
 
-from engine.actions import PLAY_LIMIT
 from engine.bots import BotSeat, make_bot
 from engine.bots.expert import MELD_MODEL, MELD_MODEL_POWER, ExpertBot
-from engine.bots.expert.model import FEATURES, card_chances, card_features
+from engine.bots.expert.model import FEATURES, card_chances, card_features, legal_cards
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.view import read_view
 from engine.bots.expert.world import MODEL_FLOOR, Evidence, replay_world
 from engine.observe import observe
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
-from engine.state import State
 from tests.engine.test_expert import _public_voids, _random_positions
 
 POLLACK = rules_for("pollack")
 
 
-def _cards(state: State) -> list[int]:
-    return sorted({a & 31 for a in state.legal() if a < PLAY_LIMIT})
-
-
 def test_chances_are_a_distribution_over_the_legal_cards():
     for state in _random_positions(POLLACK, 40, 3):
-        cards = _cards(state)
+        cards = legal_cards(state)
         chances = card_chances(state, _public_voids(state), cards)
         assert len(chances) == len(cards)
         assert math.isclose(sum(chances), 1.0)
         assert all(0.0 < c <= 1.0 for c in chances)
-        rows = card_features(state, _public_voids(state), cards, cards[0])
+        rows = card_features(state, _public_voids(state), cards)
         assert all(len(row) == len(FEATURES) for row in rows)
 
 
@@ -43,7 +37,7 @@ def test_the_features_read_only_the_players_own_hand_and_the_public_record():
     for state in _random_positions(POLLACK, 30, 5):
         seat = state.to_move
         voids = _public_voids(state)
-        before = card_chances(state, voids, _cards(state))
+        before = card_chances(state, voids, legal_cards(state))
         hands = list(state.hands)
         others = [s for s in range(4) if s != seat]
         hidden = [c for s in others for c in range(32) if hands[s] >> c & 1]
@@ -53,7 +47,7 @@ def test_the_features_read_only_the_players_own_hand_and_the_public_record():
             hands[s] = sum(1 << c for c in hidden[:size])
             hidden = hidden[size:]
         moved = state.with_hands(tuple(hands))
-        assert card_chances(moved, voids, _cards(moved)) == before
+        assert card_chances(moved, voids, legal_cards(moved)) == before
 
 
 def test_the_model_reading_weighs_deals_by_the_partners_card_and_never_below_the_floor():

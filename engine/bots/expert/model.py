@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import math
 
-from engine.cards import CARD_THIRDS, SUIT_MASKS, TNA_MASKS
+from engine.actions import PLAY_LIMIT
+from engine.cards import CARD_THIRDS, RANK_MASKS, SUIT_MASKS, TNA_MASKS
 from engine.state import State
 
-from .policy import play_action
+from .policy import _STRONGER, _reading, _trick_so_far, play_action
 
-_HAND = (1 << 32) - 1
-#: For each card, the mask of the stronger cards of its suit, and of the weaker ones.
-_STRONGER = tuple(((1 << c) - 1) & ~((1 << (c & ~7)) - 1) for c in range(32))
+#: For each card, the mask of the weaker cards of its suit.
 _WEAKER = tuple(SUIT_MASKS[c >> 3] & ~((1 << (c + 1)) - 1) for c in range(32))
-_RANK_ALL = tuple(sum(1 << (s * 8 + r) for s in range(4)) for r in range(8))
 
 #: The features of a card, in order (each in about [0, 1]).
 FEATURES = (
@@ -91,26 +89,22 @@ FOLLOW_WEIGHTS: tuple[float, ...] = (
 )
 
 
-def card_features(
-    state: State, voids: list[int], cards: list[int], policy: int
-) -> list[list[float]]:
+def legal_cards(state: State) -> list[int]:
+    """The distinct cards the seat to move may play (flags such as a politaine dropped)."""
+    return sorted({a & 31 for a in state.legal() if a < PLAY_LIMIT})
+
+
+def card_features(state: State, voids: list[int], cards: list[int]) -> list[list[float]]:
     """The features (``FEATURES``) of each of ``cards`` for the seat to move in ``state``."""
+    policy = play_action(state, voids, True) & 31
     seat = state[1]
-    packed = state[2]
-    hand = packed >> (seat << 5) & _HAND
-    others = (packed | packed >> 32 | packed >> 64 | packed >> 96) & _HAND & ~hand
+    hand, others = _reading(state)
     left, partner, right = (seat + 1) & 3, (seat + 2) & 3, (seat + 3) & 3
     both_void = voids[left] & voids[right]
     trick = state[3]
     if trick:
+        _, best, partner_wins = _trick_so_far(trick)
         led = trick[0] >> 3
-        best = trick[0]
-        pos = 0
-        for i in range(1, len(trick)):
-            c = trick[i]
-            if c >> 3 == led and c < best:
-                best, pos = c, i
-        partner_wins = (len(trick) - pos) & 1 == 0
         points = sum(CARD_THIRDS[c] for c in trick) / 6
         threat = 0 if len(trick) == 3 else others & ~voids[left]
     rows = []
@@ -121,7 +115,7 @@ def card_features(
         meld = 0.0
         if rank <= 2 and (
             hand & TNA_MASKS[c >> 3] == TNA_MASKS[c >> 3]
-            or (hand & _RANK_ALL[rank]).bit_count() >= 3
+            or (hand & RANK_MASKS[rank]).bit_count() >= 3
         ):
             meld = 1.0
         row = [
@@ -153,19 +147,12 @@ def card_features(
     return rows
 
 
-def card_chances(
-    state: State,
-    voids: list[int],
-    cards: list[int],
-    weights: tuple[tuple[float, ...], tuple[float, ...]] | None = None,
-) -> list[float]:
+def card_chances(state: State, voids: list[int], cards: list[int]) -> list[float]:
     """The model's chance of each of ``cards`` (the legal cards of the seat to move)."""
-    policy = play_action(state, voids, True) & 31
-    lead_w, follow_w = weights or (LEAD_WEIGHTS, FOLLOW_WEIGHTS)
-    w = follow_w if state[3] else lead_w
+    w = FOLLOW_WEIGHTS if state[3] else LEAD_WEIGHTS
     scores = [
         sum(a * b for a, b in zip(row, w, strict=True))
-        for row in card_features(state, voids, cards, policy)
+        for row in card_features(state, voids, cards)
     ]
     top = max(scores)
     exps = [math.exp(s - top) for s in scores]

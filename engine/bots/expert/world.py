@@ -19,7 +19,7 @@ from engine.rules import RuleSet
 from engine.state import MELD_PHASE, POULES_PHASE, REDEAL_PHASE, State, deal_state
 
 from .carding import carded
-from .model import card_chances
+from .model import card_chances, legal_cards
 from .policy import policy_action
 from .prune import distinct_cards, tna_apart
 from .view import View
@@ -177,7 +177,7 @@ def _replay_plays(
             opponent = (seat ^ me) & 1
             modelled = ev.model & (2 if opponent else 1) and action < PLAY_LIMIT
             if modelled:
-                cards = sorted({a & 31 for a in state.legal() if a < PLAY_LIMIT})
+                cards = legal_cards(state)
                 if len(cards) > 1:
                     chance = card_chances(state, voids, cards)[cards.index(action & 31)]
                     weight *= max(chance, MODEL_FLOOR) ** ev.model_power
