@@ -128,6 +128,7 @@ class ExpertBot:
         search_scope: int | None = None,
         twin_miss: float | None = None,
         lead: bool | None = None,
+        rollout_model: bool | None = None,
         model: int | None = None,
         model_power: float | None = None,
     ) -> None:
@@ -223,6 +224,10 @@ class ExpertBot:
         #: Value a deal's end by who leads the next deal where claims race to the target,
         #: with the deal outcomes learned from the expert's games (``outlook.py``).
         self.lead = option(lead, "EXPERT_LEAD", "0", lambda v: str(v) != "0")
+        #: Shrewd rollouts play the card model's likeliest card (``model.model_card``).
+        self.rollout_model = option(
+            rollout_model, "EXPERT_ROLLOUT_MODEL", "0", lambda v: str(v) != "0"
+        )
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
         self.rng = random.Random(seed)
@@ -347,10 +352,10 @@ class ExpertBot:
         evaluator = Evaluator(
             outlook, self.seat & 1, view.deal, self.exact_cards,
             list(view.voids) if self.careful else None, self.eps, self.rng, self.shrewd,
-            self.smooth, patience, race,
+            self.smooth, patience, race, self.shrewd and self.rollout_model,
         )  # fmt: skip
         if self.native and not self.eps and not self.smooth:
-            policy = "shrewd" if self.shrewd else "careful"
+            policy = "model" if evaluator.model else "shrewd" if self.shrewd else "careful"
             evaluator.native = native_for(
                 first, rules, outlook.table, self.seat & 1, self.exact_cards,
                 policy if self.careful else "greedy", evaluator.voids,

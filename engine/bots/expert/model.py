@@ -18,7 +18,7 @@ from engine.actions import PLAY_LIMIT
 from engine.cards import CARD_THIRDS, RANK_MASKS, SUIT_MASKS, TNA_MASKS
 from engine.state import State
 
-from .policy import _STRONGER, _reading, _trick_so_far, play_action
+from .policy import _STRONGER, _reading, _trick_so_far, play_action, with_flags
 
 #: For each card, the mask of the weaker cards of its suit.
 _WEAKER = tuple(SUIT_MASKS[c >> 3] & ~((1 << (c + 1)) - 1) for c in range(32))
@@ -87,6 +87,13 @@ FOLLOW_WEIGHTS: tuple[float, ...] = (
     1.043,
     0.962,
 )
+
+
+#: The weights as whole numbers (thousandths), leads then the cards that follow: the rollout
+#: policy ``model_card`` (and ``native.c``'s) scores by them, exactly alike in Python and C.
+INT_WEIGHTS: tuple[int, ...] = tuple(round(w * 1000) for w in LEAD_WEIGHTS + FOLLOW_WEIGHTS)
+#: Every feature's denominator divides this, so a feature times it is a whole number.
+_SCALE = 168
 
 
 def legal_cards(state: State) -> list[int]:
@@ -158,3 +165,29 @@ def card_chances(state: State, voids: list[int], cards: list[int]) -> list[float
     exps = [math.exp(s - top) for s in scores]
     total = sum(exps)
     return [e / total for e in exps]
+
+
+def model_card(state: State, voids: list[int], cards: tuple[int, ...] | list[int]) -> int:
+    """Of ``cards`` (two or more, ascending), the likeliest under the model: the rollout policy
+    ``model``. Scored in whole numbers (``INT_WEIGHTS``, each feature times ``_SCALE``) so that
+    it chooses exactly as ``native.c`` does; ties go to the first card."""
+    w = INT_WEIGHTS[SIZE:] if state[3] else INT_WEIGHTS[:SIZE]
+    best, top = cards[0], None
+    for card, row in zip(cards, card_features(state, voids, list(cards)), strict=True):
+        score = sum(a * round(f * _SCALE) for a, f in zip(w, row, strict=True))
+        if top is None or score > top:
+            best, top = card, score
+    return best
+
+
+def model_action(state: State, voids: list[int]) -> int:
+    """``policy.play_action`` (shrewd) with the card chosen by ``model_card`` where there is a
+    choice: the claim where sure, the politaine announced where the policy would announce it."""
+    action = play_action(state, voids, True)
+    if action >= PLAY_LIMIT:
+        return action
+    cards = legal_cards(state)
+    if len(cards) < 2:
+        return action
+    card = model_card(state, voids, cards)
+    return action if card == action & 31 else with_flags(state, card, state.legal())
