@@ -29,6 +29,7 @@ from engine.state import State
 
 from .carding import carded
 from .fit import OpponentFit
+from .model import model_action
 from .native import SearchJudge, library, native_for
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
@@ -129,6 +130,7 @@ class ExpertBot:
         twin_miss: float | None = None,
         lead: bool | None = None,
         rollout_model: bool | None = None,
+        model_prior: bool | None = None,
         model: int | None = None,
         model_power: float | None = None,
     ) -> None:
@@ -228,6 +230,8 @@ class ExpertBot:
         self.rollout_model = option(
             rollout_model, "EXPERT_ROLLOUT_MODEL", "0", lambda v: str(v) != "0"
         )
+        #: The prior's bonus goes to the card model's likeliest card, not the policy's.
+        self.model_prior = option(model_prior, "EXPERT_MODEL_PRIOR", "0", lambda v: str(v) != "0")
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
         self.rng = random.Random(seed)
@@ -330,9 +334,12 @@ class ExpertBot:
         voids = list(view.voids) if self.shrewd else None
         patience = self.patience if self.shrewd else 0
         race = self.race if self.shrewd else 0
-        fallback = _representative(
-            policy_action(first, voids, self.shrewd, patience, race), candidates
-        )
+        if self.model_prior and voids is not None:
+            fallback = _representative(model_action(first, voids), candidates)
+        else:
+            fallback = _representative(
+                policy_action(first, voids, self.shrewd, patience, race), candidates
+            )
         prior = self.prior
         if fallback < 0:
             fallback, prior = candidates[0], 0.0
