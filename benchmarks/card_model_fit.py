@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import pickle
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,15 +37,18 @@ from engine.bots.expert.world import replay_world
 from engine.deck import seeded_hands
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
+from engine.state import State
 
 #: One decision: (lead?, the features of each legal card, the index of the card played).
 Row = tuple[bool, list[list[float]], int]
+#: One decision as played: (the sampled-deal state, the public voids, the legal cards, the card).
+Position = tuple[State, list[int], list[int], int]
 
 
 class Recorder(ExpertBot):
     """The expert, recording the features of its legal cards and its choice at each card."""
 
-    rows: list[Row]
+    positions: list[Position]
     match_seed = 0
 
     def act(self, message: dict[str, Any]) -> str:
@@ -69,24 +73,31 @@ class Recorder(ExpertBot):
         cards = legal_cards(state)
         if len(cards) < 2:
             return
-        features = card_features(state, list(view.voids), cards)
-        self.rows.append((not state.trick, features, cards.index(code & 31)))
+        self.positions.append((state, list(view.voids), cards, code & 31))
 
 
-def _play(job: tuple[str, str, int, int]) -> list[Row]:
+def _rows(positions: list[Position]) -> list[Row]:
+    """The features of each position's legal cards (``model.card_features`` as it is now)."""
+    return [
+        (not state.trick, card_features(state, voids, cards), cards.index(card))
+        for state, voids, cards, card in positions
+    ]
+
+
+def _play(job: tuple[str, str, int, int]) -> list[Position]:
     rules_name, bot, first, count = job
     rules = rules_for(rules_name)
     _, options = parse_bot(bot)
     clock = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)
-    rows: list[Row] = []
+    positions: list[Position] = []
     for seed in range(first, first + count):
         seats = []
         for _ in range(4):
             player = Recorder(**options)
-            player.rows, player.match_seed = rows, seed
+            player.positions, player.match_seed = positions, seed
             seats.append(BotSeat(player))
         referee_match(rules, seats, seed=seed, match_id=f"model-{seed}", clock=clock)
-    return rows
+    return positions
 
 
 def _logit(rows: list[Row], weights: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -145,17 +156,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--procs", type=int, default=1)
     parser.add_argument("--bot", default="expert", help="the players, bot_strength's form")
+    parser.add_argument(
+        "--positions", type=Path, help="keep the positions played in this file, or read them"
+    )
     args = parser.parse_args(argv)
-    share = -(-args.matches // args.procs)
-    jobs = [
-        (args.rules, args.bot, args.seed + i * share, min(share, args.matches - i * share))
-        for i in range(args.procs)
-        if args.matches > i * share
-    ]
-    with multiprocessing.Pool(len(jobs)) as pool:
-        parts = pool.map(_play, jobs)
-    rows = [row for part in parts for row in part]
-    print(f"{args.rules}: {len(rows)} cards chosen among two or more, {args.matches} matches")
+    if args.positions and args.positions.exists():
+        positions = pickle.loads(args.positions.read_bytes())
+    else:
+        share = -(-args.matches // args.procs)
+        jobs = [
+            (args.rules, args.bot, args.seed + i * share, min(share, args.matches - i * share))
+            for i in range(args.procs)
+            if args.matches > i * share
+        ]
+        with multiprocessing.Pool(len(jobs)) as pool:
+            parts = pool.map(_play, jobs)
+        positions = [position for part in parts for position in part]
+        if args.positions:
+            args.positions.write_bytes(pickle.dumps(positions))
+    rows = _rows(positions)
+    print(f"{args.rules}: {len(rows)} cards chosen among two or more")
     lines = []
     for lead in (True, False):
         mine = [r for r in rows if r[0] == lead]

@@ -30,14 +30,13 @@ NATIVE_RULES = [
     rules_for("pollack", politaine="before-play", claim_out="any-turn"),
     rules_for("quatre-sept", claim_out="any-turn", melds=True, signals=True),
 ]
-#: (policy, careful, shrewd, patience, race, model)
+#: (policy, careful, shrewd, patience, race)
 POLICIES = [
-    ("shrewd", True, True, 0, 0, False),
-    ("shrewd", True, True, 6, 0, False),
-    ("shrewd", True, True, 0, 3, False),
-    ("careful", True, False, 0, 0, False),
-    ("greedy", False, False, 0, 0, False),
-    ("model", True, True, 0, 0, True),
+    ("shrewd", True, True, 0, 0),
+    ("shrewd", True, True, 6, 0),
+    ("shrewd", True, True, 0, 3),
+    ("careful", True, False, 0, 0),
+    ("greedy", False, False, 0, 0),
 ]
 
 needs_native = pytest.mark.skipif(
@@ -70,11 +69,11 @@ def test_native_values_are_the_pythons(rules, exact):
         if compared >= 200:
             break
         for state, voids in _positions(rules, seed, 12):
-            for policy, careful, shrewd, patience, race, model in POLICIES:
+            for policy, careful, shrewd, patience, race in POLICIES:
                 team = random.Random(seed).randrange(2)
                 evaluator = Evaluator(
                     outlook, team, state.deal, exact, voids if careful else None,
-                    shrewd=shrewd, patience=patience, race=race, model=model,
+                    shrewd=shrewd, patience=patience, race=race,
                 )  # fmt: skip
                 actions = list(state.legal())
                 expected = [evaluator.value(state, a) for a in actions]

@@ -29,7 +29,7 @@ from engine.state import State
 
 from .carding import carded
 from .fit import OpponentFit
-from .model import model_action
+from .model import likeliest_card
 from .native import SearchJudge, library, native_for
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
@@ -129,7 +129,6 @@ class ExpertBot:
         search_scope: int | None = None,
         twin_miss: float | None = None,
         lead: bool | None = None,
-        rollout_model: bool | None = None,
         model_prior: bool | None = None,
         model: int | None = None,
         model_power: float | None = None,
@@ -226,10 +225,6 @@ class ExpertBot:
         #: Value a deal's end by who leads the next deal where claims race to the target,
         #: with the deal outcomes learned from the expert's games (``outlook.py``).
         self.lead = option(lead, "EXPERT_LEAD", "0", lambda v: str(v) != "0")
-        #: Shrewd rollouts play the card model's likeliest card (``model.model_card``).
-        self.rollout_model = option(
-            rollout_model, "EXPERT_ROLLOUT_MODEL", "0", lambda v: str(v) != "0"
-        )
         #: The prior's bonus goes to the card model's likeliest card, not the policy's.
         self.model_prior = option(model_prior, "EXPERT_MODEL_PRIOR", "0", lambda v: str(v) != "0")
         self.base_miss = self.evidence.miss
@@ -335,7 +330,8 @@ class ExpertBot:
         patience = self.patience if self.shrewd else 0
         race = self.race if self.shrewd else 0
         if self.model_prior and voids is not None:
-            fallback = _representative(model_action(first, voids), candidates)
+            card = likeliest_card(first, voids)
+            fallback = _representative(with_flags(first, card, tuple(codes)), candidates)
         else:
             fallback = _representative(
                 policy_action(first, voids, self.shrewd, patience, race), candidates
@@ -359,10 +355,10 @@ class ExpertBot:
         evaluator = Evaluator(
             outlook, self.seat & 1, view.deal, self.exact_cards,
             list(view.voids) if self.careful else None, self.eps, self.rng, self.shrewd,
-            self.smooth, patience, race, self.shrewd and self.rollout_model,
+            self.smooth, patience, race,
         )  # fmt: skip
         if self.native and not self.eps and not self.smooth:
-            policy = "model" if evaluator.model else "shrewd" if self.shrewd else "careful"
+            policy = "shrewd" if self.shrewd else "careful"
             evaluator.native = native_for(
                 first, rules, outlook.table, self.seat & 1, self.exact_cards,
                 policy if self.careful else "greedy", evaluator.voids,

@@ -18,7 +18,7 @@ from engine.actions import PLAY_LIMIT
 from engine.cards import CARD_THIRDS, RANK_MASKS, SUIT_MASKS, TNA_MASKS
 from engine.state import State
 
-from .policy import _STRONGER, _reading, _trick_so_far, play_action, with_flags
+from .policy import _STRONGER, _reading, _trick_so_far, play_action
 
 #: For each card, the mask of the weaker cards of its suit.
 _WEAKER = tuple(SUIT_MASKS[c >> 3] & ~((1 << (c + 1)) - 1) for c in range(32))
@@ -42,6 +42,12 @@ FEATURES = (
     "sure",  # wins, and no player still to play can hold a stronger card of the suit
     "feeds",  # the partner wins the trick so far: the card's points
     "wins_points",  # wins: the points on the table, in thirds / 6
+    "policy_early",  # the policy's card, times the cards in hand / 8
+    "partner_led",  # the partner has led its suit in this deal
+    "opponent_led",  # an opponent has led its suit in this deal
+    "singleton",  # the only card of its suit in hand
+    "wins_first",  # wins, and the team has won no trick yet in this deal
+    "wins_last",  # wins as the trick's last player
 )
 SIZE = len(FEATURES)
 
@@ -67,6 +73,12 @@ LEAD_WEIGHTS: tuple[float, ...] = (
     0.000,
     0.000,
     0.000,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
 )
 FOLLOW_WEIGHTS: tuple[float, ...] = (
     1.795,
@@ -86,14 +98,13 @@ FOLLOW_WEIGHTS: tuple[float, ...] = (
     -0.634,
     1.043,
     0.962,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
 )
-
-
-#: The weights as whole numbers (thousandths), leads then the cards that follow: the rollout
-#: policy ``model_card`` (and ``native.c``'s) scores by them, exactly alike in Python and C.
-INT_WEIGHTS: tuple[int, ...] = tuple(round(w * 1000) for w in LEAD_WEIGHTS + FOLLOW_WEIGHTS)
-#: Every feature's denominator divides this, so a feature times it is a whole number.
-_SCALE = 168
 
 
 def legal_cards(state: State) -> list[int]:
@@ -114,6 +125,14 @@ def card_features(state: State, voids: list[int], cards: list[int]) -> list[list
         led = trick[0] >> 3
         points = sum(CARD_THIRDS[c] for c in trick) / 6
         threat = 0 if len(trick) == 3 else others & ~voids[left]
+    size = hand.bit_count() / 8
+    led_by_partner = led_by_opponent = 0
+    for done in state[4].tricks:
+        if done.leader == partner:
+            led_by_partner |= SUIT_MASKS[done.cards[0] >> 3]
+        elif done.leader != seat:
+            led_by_opponent |= SUIT_MASKS[done.cards[0] >> 3]
+    no_trick = state[4].won[seat & 1] == 0
     rows = []
     for c in cards:
         suit = SUIT_MASKS[c >> 3]
@@ -149,14 +168,30 @@ def card_features(state: State, voids: list[int], cards: list[int]) -> list[list
                 points if wins else 0.0,
             ]
         else:
+            wins = False
             row += [0.0, 0.0, 0.0, 0.0, 0.0]
+        row += [
+            size if c == policy else 0.0,
+            1.0 if led_by_partner & suit else 0.0,
+            1.0 if led_by_opponent & suit else 0.0,
+            1.0 if (hand & suit).bit_count() == 1 else 0.0,
+            1.0 if wins and no_trick else 0.0,
+            1.0 if wins and len(trick) == 3 else 0.0,
+        ]
         rows.append(row)
     return rows
 
 
-def card_chances(state: State, voids: list[int], cards: list[int]) -> list[float]:
-    """The model's chance of each of ``cards`` (the legal cards of the seat to move)."""
-    w = FOLLOW_WEIGHTS if state[3] else LEAD_WEIGHTS
+def card_chances(
+    state: State,
+    voids: list[int],
+    cards: list[int],
+    weights: tuple[tuple[float, ...], tuple[float, ...]] | None = None,
+) -> list[float]:
+    """The model's chance of each of ``cards`` (the legal cards of the seat to move), by
+    ``weights`` (leads, cards that follow) where given, else the fitted ones."""
+    lead, follow = weights or (LEAD_WEIGHTS, FOLLOW_WEIGHTS)
+    w = follow if state[3] else lead
     scores = [
         sum(a * b for a, b in zip(row, w, strict=True))
         for row in card_features(state, voids, cards)
@@ -167,27 +202,9 @@ def card_chances(state: State, voids: list[int], cards: list[int]) -> list[float
     return [e / total for e in exps]
 
 
-def model_card(state: State, voids: list[int], cards: tuple[int, ...] | list[int]) -> int:
-    """Of ``cards`` (two or more, ascending), the likeliest under the model: the rollout policy
-    ``model``. Scored in whole numbers (``INT_WEIGHTS``, each feature times ``_SCALE``) so that
-    it chooses exactly as ``native.c`` does; ties go to the first card."""
-    w = INT_WEIGHTS[SIZE:] if state[3] else INT_WEIGHTS[:SIZE]
-    best, top = cards[0], None
-    for card, row in zip(cards, card_features(state, voids, list(cards)), strict=True):
-        score = sum(a * round(f * _SCALE) for a, f in zip(w, row, strict=True))
-        if top is None or score > top:
-            best, top = card, score
-    return best
 
-
-def model_action(state: State, voids: list[int]) -> int:
-    """``policy.play_action`` (shrewd) with the card chosen by ``model_card`` where there is a
-    choice: the claim where sure, the politaine announced where the policy would announce it."""
-    action = play_action(state, voids, True)
-    if action >= PLAY_LIMIT:
-        return action
+def likeliest_card(state: State, voids: list[int]) -> int:
+    """The legal card the model finds likeliest for the seat to move (ties: the lowest code)."""
     cards = legal_cards(state)
-    if len(cards) < 2:
-        return action
-    card = model_card(state, voids, cards)
-    return action if card == action & 31 else with_flags(state, card, state.legal())
+    chances = card_chances(state, voids, cards)
+    return cards[chances.index(max(chances))]

@@ -20,7 +20,7 @@
 
 enum { MODE_OFF = 0, MODE_FIRST_CARD = 1, MODE_BEFORE_PLAY = 2 };
 enum { LOW_OFF = 0, LOW_EVERY = 1, LOW_FIRST = 2 };
-enum { POLICY_GREEDY = 0, POLICY_CAREFUL = 1, POLICY_SHREWD = 2, POLICY_MODEL = 3 };
+enum { POLICY_GREEDY = 0, POLICY_CAREFUL = 1, POLICY_SHREWD = 2 };
 enum { CLAIM_OFF = 0, CLAIM_ON_LEAD = 1, CLAIM_ANY_TURN = 2 };
 enum { RACE_CLAIMS = 1, RACE_MELDS = 2, RACE_LEAD = 4 };
 
@@ -409,63 +409,6 @@ static int shrewd(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t c
     return spare(cards, hand, others);
 }
 
-/* model.py's card model, its integer weights (model.INT_WEIGHTS: leads, then the cards that
- * follow), set once by qs_model_weights when the library is loaded. */
-#define MODEL_FEATURES 17
-static int32_t model_weights[2][MODEL_FEATURES];
-
-void qs_model_weights(const int32_t *weights) { memcpy(model_weights, weights, sizeof model_weights); }
-
-/* model.model_card: of the cards, the likeliest under the card model (its integer score: each
- * feature times 168, so that every feature is a whole number); ties go to the lowest code. */
-static int model_card(const Deal *d, const Ctx *x, const uint32_t *voids, uint32_t cards,
-                      uint32_t hand, uint32_t others) {
-    Ctx plain = *x;
-    plain.patience = 0;
-    plain.race = 0;
-    int policy = shrewd(d, &plain, voids, cards, hand, others);
-    int seat = d->to_move;
-    uint32_t both_void = voids[(seat + 1) & 3] & voids[(seat + 3) & 3];
-    uint32_t partner_void = voids[(seat + 2) & 3];
-    const int32_t *w = model_weights[d->ntrick ? 1 : 0];
-    SoFar f = {0, 0, 0, 0};
-    int led = -1;
-    uint32_t threat = 0;
-    if (d->ntrick) {
-        f = so_far(d);
-        led = d->trick[0] >> 3;
-        threat = d->ntrick == 3 ? 0 : others & ~voids[(seat + 1) & 3];
-    }
-    int best = -1;
-    int64_t top = 0;
-    for (uint32_t m = cards; m; m &= m - 1) {
-        int c = __builtin_ctz(m);
-        int suit_no = c >> 3, rank = c & 7, t = CARD_THIRDS(c);
-        uint32_t suit = SUIT_MASK(suit_no), st = stronger(c);
-        uint32_t weaker = suit & ~((2u << c) - 1u);
-        int out = popcount(st & others);
-        int meld = rank <= 2 && ((hand & TNA_MASK(suit_no)) == TNA_MASK(suit_no)
-                                 || popcount(hand & (SUIT_LOW_BITS << rank)) >= 3);
-        int64_t s = (int64_t)w[0] * 168 * (c == policy) + (int64_t)w[1] * 56 * t
-                    + (int64_t)w[2] * 168 * !(st & others) + (int64_t)w[3] * 42 * (out < 4 ? out : 4)
-                    + (int64_t)w[4] * 21 * popcount(hand & suit) + (int64_t)w[5] * 168 * !(weaker & hand)
-                    + (int64_t)w[6] * 168 * !(st & hand) + (int64_t)w[7] * 24 * rank
-                    + (int64_t)w[8] * 168 * meld + (int64_t)w[9] * 21 * popcount(others & suit)
-                    + (int64_t)w[10] * 168 * !!(both_void & suit)
-                    + (int64_t)w[11] * 168 * !!(partner_void & suit);
-        if (d->ntrick) {
-            int follows = suit_no == led;
-            int wins = follows && c < f.best;
-            s += (int64_t)w[12] * 168 * follows + (int64_t)w[13] * 168 * wins
-                 + (int64_t)w[14] * 168 * (wins && !(st & threat))
-                 + (int64_t)w[15] * (f.partner_wins ? 56 * t : 0)
-                 + (int64_t)w[16] * (wins ? 28 * f.thirds : 0);
-        }
-        if (best < 0 || s > top) { top = s; best = c; }
-    }
-    return best;
-}
-
 /* claim.count: what a claim by the team of the seat to move would count now. */
 static inline int claim_count(const Deal *d) { return team_count(d, d->to_move & 1); }
 
@@ -489,7 +432,6 @@ static int play_action(const Deal *d, const Ctx *x, const uint32_t *voids) {
         uint32_t others = others_of(d);
         if (x->policy == POLICY_GREEDY) card = greedy(d, x, cards, hand, others);
         else if (x->policy == POLICY_SHREWD) card = shrewd(d, x, voids, cards, hand, others);
-        else if (x->policy == POLICY_MODEL) card = model_card(d, x, voids, cards, hand, others);
         else card = careful(d, x, voids, cards, hand, others);
     }
     return card | ((announce_mask(d, x->mode) >> card & 1) ? POLITAINE_FLAG : 0);

@@ -36,14 +36,12 @@ from engine.position import MAX_DEALS, TRICKS_PER_DEAL, Table
 from engine.rules import ClaimOut, LowLead, Politaine, RuleSet
 from engine.state import PLAY_PHASE, State
 
-from .model import INT_WEIGHTS
-
 SOURCE = Path(__file__).with_name("native.c")
 #: How many ints ``native.c`` reads (``qs_fields``).
 FIELDS = 68
 _MODES = {Politaine.OFF: 0, Politaine.FIRST_CARD: 1, Politaine.BEFORE_PLAY: 2}
 _LOW_RULES = {LowLead.OFF: 0, LowLead.EVERY_TRICK: 1, LowLead.FIRST_TRICK: 2}
-_POLICIES = {"greedy": 0, "careful": 1, "shrewd": 2, "model": 3}
+_POLICIES = {"greedy": 0, "careful": 1, "shrewd": 2}
 _CLAIM_RULES = {ClaimOut.OFF: 0, ClaimOut.ON_LEAD: 1, ClaimOut.ANY_TURN: 2}
 _MASK = (1 << 32) - 1
 (_LEADER, _TRICKS, _TAKEN, _WON, _LOW, _RUN, _ANNOUNCED, _POULES, _BONUS, _MELDS, _SCORE,
@@ -117,9 +115,6 @@ def library() -> ctypes.CDLL | None:
         return None
     if lib.qs_fields() != FIELDS:
         return None
-    weights = (ctypes.c_int32 * len(INT_WEIGHTS))(*INT_WEIGHTS)
-    lib.qs_model_weights.restype = None
-    lib.qs_model_weights(weights)
     lib.qs_values.restype = ctypes.c_int
     lib.qs_values.argtypes = (
         ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,

@@ -20,7 +20,6 @@ from engine.cards import SUIT_MASKS
 from engine.state import OVER, PLAY_PHASE, TRICKS_PER_DEAL, State, Table
 
 from .ending import deal_end, last_trick_end, last_trick_forced
-from .model import model_action
 from .native import NativeValues
 from .outlook import Outlook
 from .policy import play_action, policy_action, solver_moves
@@ -53,11 +52,8 @@ class Evaluator:
         smooth: bool = False,
         patience: int = 0,
         race: int = 0,
-        model: bool = False,
     ) -> None:
         self.shrewd = shrewd
-        #: Rollouts (with ``voids``) play the card model's likeliest card (``model.model_card``).
-        self.model = model
         #: Shrewd rollouts: a follower contests a trick for a claim or a meld (``race_cards``).
         self.race = race
         #: Shrewd rollouts: a leader with at least this many cards keeps its masters (0: never).
@@ -133,7 +129,6 @@ class Evaluator:
         shrewd = self.shrewd
         patience = self.patience
         race = self.race
-        model = self.model
         forced_end = quick_end and not eps  # a random move draws from the RNG: play it
         while True:
             phase = state[0]
@@ -151,8 +146,6 @@ class Evaluator:
                 action = legal[rng.randrange(len(legal))]
                 if action == CLAIM:
                     action = legal[0]
-            elif model:
-                action = model_action(state, voids)
             else:
                 action = play_action(state, voids, shrewd, patience, race)
             if last and action < 32:
