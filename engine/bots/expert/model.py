@@ -48,6 +48,17 @@ FEATURES = (
     "singleton",  # the only card of its suit in hand
     "wins_first",  # wins, and the team has won no trick yet in this deal
     "wins_last",  # wins as the trick's last player
+    "master_length",  # a master, times the cards of its suit in hand / 8
+    "one_void",  # exactly one opponent publicly lacks its suit
+    "one_stronger",  # exactly one stronger card of its suit out
+    "discard_thirds",  # not of the suit led: its points, in thirds / 3
+    "discard_length",  # not of the suit led: the cards of its suit in hand / 8
+    "wins_second",  # wins as the trick's second player
+    "thirds_early",  # its points, in thirds / 3, times the cards in hand / 8
+    "touching",  # the next weaker card of its suit (still unplayed) is in hand too
+    "low_long",  # the weakest of its suit in hand, times the cards of its suit in hand / 8
+    "gives",  # an opponent wins the trick so far and it does not beat it: its points / 3
+    "feeds_last",  # the partner wins the trick and it is the last card: its points / 3
 )
 SIZE = len(FEATURES)
 
@@ -73,12 +84,23 @@ LEAD_WEIGHTS: tuple[float, ...] = (
     0.000,
     0.000,
     0.000,
-    0.0,
-    0.0,
-    0.0,
-    0.0,
-    0.0,
-    0.0,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
 )
 FOLLOW_WEIGHTS: tuple[float, ...] = (
     1.795,
@@ -98,13 +120,30 @@ FOLLOW_WEIGHTS: tuple[float, ...] = (
     -0.634,
     1.043,
     0.962,
-    0.0,
-    0.0,
-    0.0,
-    0.0,
-    0.0,
-    0.0,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
 )
+
+
+def _next_weaker(card: int, unplayed: int) -> int:
+    """The mask of the strongest card of ``card``'s suit weaker than it among ``unplayed``."""
+    weaker = _WEAKER[card] & unplayed
+    return weaker & -weaker
 
 
 def legal_cards(state: State) -> list[int]:
@@ -133,6 +172,7 @@ def card_features(state: State, voids: list[int], cards: list[int]) -> list[list
         elif done.leader != seat:
             led_by_opponent |= SUIT_MASKS[done.cards[0] >> 3]
     no_trick = state[4].won[seat & 1] == 0
+    one_void = voids[left] ^ voids[right]
     rows = []
     for c in cards:
         suit = SUIT_MASKS[c >> 3]
@@ -177,6 +217,17 @@ def card_features(state: State, voids: list[int], cards: list[int]) -> list[list
             1.0 if (hand & suit).bit_count() == 1 else 0.0,
             1.0 if wins and no_trick else 0.0,
             1.0 if wins and len(trick) == 3 else 0.0,
+            row[4] if not stronger & others else 0.0,
+            1.0 if one_void & suit else 0.0,
+            1.0 if (stronger & others).bit_count() == 1 else 0.0,
+            row[1] if trick and c >> 3 != led else 0.0,
+            row[4] if trick and c >> 3 != led else 0.0,
+            1.0 if wins and len(trick) == 1 else 0.0,
+            row[1] * size,
+            1.0 if _next_weaker(c, hand | others) & hand else 0.0,
+            row[5] * row[4],
+            row[1] if trick and not wins and not partner_wins else 0.0,
+            row[1] if trick and partner_wins and len(trick) == 3 else 0.0,
         ]
         rows.append(row)
     return rows
