@@ -29,7 +29,6 @@ from engine.state import State
 
 from .carding import carded
 from .fit import OpponentFit
-from .model import likeliest_card
 from .native import SearchJudge, library, native_for
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
@@ -129,7 +128,6 @@ class ExpertBot:
         search_scope: int | None = None,
         twin_miss: float | None = None,
         lead: bool | None = None,
-        model_prior: bool | None = None,
         model: int | None = None,
         model_power: float | None = None,
     ) -> None:
@@ -225,8 +223,6 @@ class ExpertBot:
         #: Value a deal's end by who leads the next deal where claims race to the target,
         #: with the deal outcomes learned from the expert's games (``outlook.py``).
         self.lead = option(lead, "EXPERT_LEAD", "0", lambda v: str(v) != "0")
-        #: The prior's bonus goes to the card model's likeliest card, not the policy's.
-        self.model_prior = option(model_prior, "EXPERT_MODEL_PRIOR", "0", lambda v: str(v) != "0")
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
         self.rng = random.Random(seed)
@@ -329,13 +325,9 @@ class ExpertBot:
         voids = list(view.voids) if self.shrewd else None
         patience = self.patience if self.shrewd else 0
         race = self.race if self.shrewd else 0
-        if self.model_prior and voids is not None:
-            card = likeliest_card(first, voids)
-            fallback = _representative(with_flags(first, card, tuple(codes)), candidates)
-        else:
-            fallback = _representative(
-                policy_action(first, voids, self.shrewd, patience, race), candidates
-            )
+        fallback = _representative(
+            policy_action(first, voids, self.shrewd, patience, race), candidates
+        )
         prior = self.prior
         if fallback < 0:
             fallback, prior = candidates[0], 0.0

@@ -251,11 +251,3 @@ def card_chances(
     exps = [math.exp(s - top) for s in scores]
     total = sum(exps)
     return [e / total for e in exps]
-
-
-
-def likeliest_card(state: State, voids: list[int]) -> int:
-    """The legal card the model finds likeliest for the seat to move (ties: the lowest code)."""
-    cards = legal_cards(state)
-    chances = card_chances(state, voids, cards)
-    return cards[chances.index(max(chances))]
