@@ -63,9 +63,10 @@ FEATURES = (
 SIZE = len(FEATURES)
 
 #: Fitted weights (``benchmarks/card_model_fit.py``): leads, then the cards that follow.
-#: Fitted to 14,425 cards of the full expert's ``pollack`` self-play (seeds 1-240): 1.245 nats a
-#: lead and 0.635 a card that follows, held out, against 1.422 and 0.758 for "the policy's card
-#: or not" and 1.556 and 1.129 for a uniform choice.
+#: Fitted to 23,987 cards of the full expert's ``pollack`` self-play (seeds 1-400, round 26):
+#: 1.218 nats a lead and 0.627 a card that follows, held out, against 1.252 and 0.653 for round
+#: 25's 17 features on the same cards, 1.419 and 0.766 for "the policy's card or not" and 1.554
+#: and 1.127 for a uniform choice.
 LEAD_WEIGHTS: tuple[float, ...] = (
     2.503,
     1.396,
