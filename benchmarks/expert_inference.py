@@ -48,21 +48,6 @@ from engine.deck import seeded_hands
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import RuleSet, rules_for
 
-#: Round 26's refit of the card model (leads, cards that follow), read beside the shipped one.
-REFIT = (
-    (
-        2.503, 1.396, -0.453, 0.314, 1.534, 0.217, -0.101, -1.180, -0.175, -2.278,
-        0.936, -0.511, 0.000, 0.000, 0.000, 0.000, 0.000, -2.117, 0.100, -0.414,
-        0.687, 0.000, 0.000, 2.861, 0.423, -0.149, 0.000, 0.000, 0.000, -1.945,
-        0.245, 2.080, 0.000, 0.000,
-    ),
-    (
-        2.654, 1.655, -1.808, 1.183, -2.054, -0.510, -0.030, -0.317, -0.803, -1.643,
-        0.742, 0.155, 0.000, 1.863, -0.503, -0.818, 0.991, -1.396, -0.108, -0.079,
-        0.835, -0.044, -1.761, 3.171, 0.343, -0.068, 0.736, -2.054, -1.623, -0.108,
-        -0.382, 2.289, -2.648, -0.269,
-    ),
-)
 _SHIPPED = Evidence(miss=DEFAULT_MISS, partner_miss=DEFAULT_PARTNER_MISS, quiet=DEFAULT_QUIET)
 _SHARP = Evidence(miss=0.1, partner_miss=DEFAULT_PARTNER_MISS, quiet=DEFAULT_QUIET)
 #: name: (evidence, read the partner's cards as the weakest of equivalent ones, sampled deals
@@ -101,12 +86,6 @@ READINGS: dict[str, tuple[Evidence, bool, int]] = {
     ),
     "model_all_p0.5": (
         replace(_SHIPPED, partner_shrewd=True, model=3, model_power=0.5),
-        True,
-        1,
-    ),
-    # The card model refitted (round 26: 34 features, 400 matches): everyone's cards.
-    "refit_all_p0.5": (
-        replace(_SHIPPED, partner_shrewd=True, model=3, model_power=0.5, model_weights=REFIT),
         True,
         1,
     ),

@@ -42,109 +42,51 @@ FEATURES = (
     "sure",  # wins, and no player still to play can hold a stronger card of the suit
     "feeds",  # the partner wins the trick so far: the card's points
     "wins_points",  # wins: the points on the table, in thirds / 6
-    "policy_early",  # the policy's card, times the cards in hand / 8
-    "partner_led",  # the partner has led its suit in this deal
-    "opponent_led",  # an opponent has led its suit in this deal
-    "singleton",  # the only card of its suit in hand
-    "wins_first",  # wins, and the team has won no trick yet in this deal
-    "wins_last",  # wins as the trick's last player
-    "master_length",  # a master, times the cards of its suit in hand / 8
-    "one_void",  # exactly one opponent publicly lacks its suit
-    "one_stronger",  # exactly one stronger card of its suit out
-    "discard_thirds",  # not of the suit led: its points, in thirds / 3
-    "discard_length",  # not of the suit led: the cards of its suit in hand / 8
-    "wins_second",  # wins as the trick's second player
-    "thirds_early",  # its points, in thirds / 3, times the cards in hand / 8
-    "touching",  # the next weaker card of its suit (still unplayed) is in hand too
-    "low_long",  # the weakest of its suit in hand, times the cards of its suit in hand / 8
-    "gives",  # an opponent wins the trick so far and it does not beat it: its points / 3
-    "feeds_last",  # the partner wins the trick and it is the last card: its points / 3
 )
 SIZE = len(FEATURES)
 
 #: Fitted weights (``benchmarks/card_model_fit.py``): leads, then the cards that follow.
-#: Fitted to 23,987 cards of the full expert's ``pollack`` self-play (seeds 1-400, round 26):
-#: 1.218 nats a lead and 0.627 a card that follows, held out, against 1.252 and 0.653 for round
-#: 25's 17 features on the same cards, 1.419 and 0.766 for "the policy's card or not" and 1.554
-#: and 1.127 for a uniform choice.
+#: Fitted to 14,425 cards of the full expert's ``pollack`` self-play (seeds 1-240): 1.245 nats a
+#: lead and 0.635 a card that follows, held out, against 1.422 and 0.758 for "the policy's card
+#: or not" and 1.556 and 1.129 for a uniform choice.
 LEAD_WEIGHTS: tuple[float, ...] = (
-    2.503,
-    1.396,
-    -0.453,
-    0.314,
-    1.534,
-    0.217,
-    -0.101,
-    -1.180,
-    -0.175,
-    -2.278,
-    0.936,
-    -0.511,
-    0.000,
-    0.000,
-    0.000,
-    0.000,
-    0.000,
-    -2.117,
-    0.100,
-    -0.414,
-    0.687,
-    0.000,
-    0.000,
-    2.861,
+    1.071,
+    0.222,
     0.423,
-    -0.149,
+    0.590,
+    2.063,
+    0.795,
+    0.169,
+    -0.828,
+    -0.093,
+    -2.643,
+    0.946,
+    -0.710,
     0.000,
     0.000,
     0.000,
-    -1.945,
-    0.245,
-    2.080,
     0.000,
     0.000,
 )
 FOLLOW_WEIGHTS: tuple[float, ...] = (
-    2.654,
-    1.655,
-    -1.808,
-    1.183,
-    -2.054,
-    -0.510,
-    -0.030,
-    -0.317,
-    -0.803,
-    -1.643,
-    0.742,
-    0.155,
+    1.795,
+    0.036,
+    -1.039,
+    0.979,
+    -2.960,
+    0.603,
+    0.359,
+    0.126,
+    -0.747,
+    -1.266,
+    0.639,
+    0.347,
     0.000,
-    1.863,
-    -0.503,
-    -0.818,
-    0.991,
-    -1.396,
-    -0.108,
-    -0.079,
-    0.835,
-    -0.044,
-    -1.761,
-    3.171,
-    0.343,
-    -0.068,
-    0.736,
-    -2.054,
-    -1.623,
-    -0.108,
-    -0.382,
-    2.289,
-    -2.648,
-    -0.269,
+    1.601,
+    -0.634,
+    1.043,
+    0.962,
 )
-
-
-def _next_weaker(card: int, unplayed: int) -> int:
-    """The mask of the strongest card of ``card``'s suit weaker than it among ``unplayed``."""
-    weaker = _WEAKER[card] & unplayed
-    return weaker & -weaker
 
 
 def legal_cards(state: State) -> list[int]:
@@ -165,15 +107,6 @@ def card_features(state: State, voids: list[int], cards: list[int]) -> list[list
         led = trick[0] >> 3
         points = sum(CARD_THIRDS[c] for c in trick) / 6
         threat = 0 if len(trick) == 3 else others & ~voids[left]
-    size = hand.bit_count() / 8
-    led_by_partner = led_by_opponent = 0
-    for done in state[4].tricks:
-        if done.leader == partner:
-            led_by_partner |= SUIT_MASKS[done.cards[0] >> 3]
-        elif done.leader != seat:
-            led_by_opponent |= SUIT_MASKS[done.cards[0] >> 3]
-    no_trick = state[4].won[seat & 1] == 0
-    one_void = voids[left] ^ voids[right]
     rows = []
     for c in cards:
         suit = SUIT_MASKS[c >> 3]
@@ -209,41 +142,14 @@ def card_features(state: State, voids: list[int], cards: list[int]) -> list[list
                 points if wins else 0.0,
             ]
         else:
-            wins = False
             row += [0.0, 0.0, 0.0, 0.0, 0.0]
-        row += [
-            size if c == policy else 0.0,
-            1.0 if led_by_partner & suit else 0.0,
-            1.0 if led_by_opponent & suit else 0.0,
-            1.0 if (hand & suit).bit_count() == 1 else 0.0,
-            1.0 if wins and no_trick else 0.0,
-            1.0 if wins and len(trick) == 3 else 0.0,
-            row[4] if not stronger & others else 0.0,
-            1.0 if one_void & suit else 0.0,
-            1.0 if (stronger & others).bit_count() == 1 else 0.0,
-            row[1] if trick and c >> 3 != led else 0.0,
-            row[4] if trick and c >> 3 != led else 0.0,
-            1.0 if wins and len(trick) == 1 else 0.0,
-            row[1] * size,
-            1.0 if _next_weaker(c, hand | others) & hand else 0.0,
-            row[5] * row[4],
-            row[1] if trick and not wins and not partner_wins else 0.0,
-            row[1] if trick and partner_wins and len(trick) == 3 else 0.0,
-        ]
         rows.append(row)
     return rows
 
 
-def card_chances(
-    state: State,
-    voids: list[int],
-    cards: list[int],
-    weights: tuple[tuple[float, ...], tuple[float, ...]] | None = None,
-) -> list[float]:
-    """The model's chance of each of ``cards`` (the legal cards of the seat to move), by
-    ``weights`` (leads, cards that follow) where given, else the fitted ones."""
-    lead, follow = weights or (LEAD_WEIGHTS, FOLLOW_WEIGHTS)
-    w = follow if state[3] else lead
+def card_chances(state: State, voids: list[int], cards: list[int]) -> list[float]:
+    """The model's chance of each of ``cards`` (the legal cards of the seat to move)."""
+    w = FOLLOW_WEIGHTS if state[3] else LEAD_WEIGHTS
     scores = [
         sum(a * b for a, b in zip(row, w, strict=True))
         for row in card_features(state, voids, cards)

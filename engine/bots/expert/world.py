@@ -69,8 +69,6 @@ class Evidence:
     model: int = 0
     #: The model's chance is raised to this power (below 1: read less sharply).
     model_power: float = 1.0
-    #: The model's weights (leads, cards that follow) where not the fitted ones (measurements).
-    model_weights: tuple[tuple[float, ...], tuple[float, ...]] | None = None
 
     @property
     def any(self) -> bool:
@@ -181,8 +179,7 @@ def _replay_plays(
             if modelled:
                 cards = legal_cards(state)
                 if len(cards) > 1:
-                    chances = card_chances(state, voids, cards, ev.model_weights)
-                    chance = chances[cards.index(action & 31)]
+                    chance = card_chances(state, voids, cards)[cards.index(action & 31)]
                     weight *= max(chance, MODEL_FLOOR) ** ev.model_power
             elif judge is not None and (ev.leads or state[3]):
                 searched = None
