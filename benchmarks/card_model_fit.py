@@ -3,13 +3,15 @@
     nice -n 19 python benchmarks/card_model_fit.py --rules pollack --matches 300 --procs 2
 
 Four experts (the bot and options of ``--bot``, the full expert by default) play seeded matches;
-at every card a seat chooses among two or more, the features of each legal card are recorded with
+at every card a seat chooses among two or more, the position is recorded with
 the hands as dealt (``seeded_hands``), exactly as a sampled deal presents them to the reading.
 Then a conditional logit (softmax over the legal cards, one set of weights for leads and one for
 the cards that follow, a little L2) is fitted on every other decision and scored on the rest, in
 nats per card, beside two references in the same run: the uniform choice, and the shipped
 reading's model ("the policy's card with chance p, any other alike", p fitted). Prints the
-weights as Python to paste into ``model.py``.
+weights as Python to paste into ``model.py``. With ``--positions FILE`` the positions played are
+kept in the file, or read back from it where it exists: another feature set (``card_features``
+changed) is then scored in seconds, without playing again.
 """
 
 from __future__ import annotations
