@@ -48,7 +48,7 @@ Position = tuple[State, list[int], list[int], int]
 
 
 class Recorder(ExpertBot):
-    """The expert, recording the features of its legal cards and its choice at each card."""
+    """The expert, recording each card it chooses among two or more as a ``Position``."""
 
     positions: list[Position]
     match_seed = 0

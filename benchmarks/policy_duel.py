@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import statistics
 import sys
 from pathlib import Path
 
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.actions import PLAY_LIMIT
 from engine.bots.expert import model
 from engine.bots.expert.policy import play_action, policy_action
-from engine.cards import SUIT_MASKS
+from engine.bots.expert.search import _with_void
 from engine.rules import RuleSet, rules_for
 from engine.state import OVER, PLAY_PHASE, State, new_match
 
@@ -62,9 +63,7 @@ def play(rules: RuleSet, seed: int, model_team: int, temperature: float) -> floa
             action = model_action(state, voids, rng, temperature)
         else:
             action = play_action(state, voids, True)
-        trick = state[3]
-        if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
-            voids[seat] |= SUIT_MASKS[trick[0] >> 3]
+        voids = _with_void(voids, state, action)
         state = state.apply(action)
     winner = state[4].result.winner
     return 0.5 if winner is None else 1.0 if winner == model_team else 0.0
@@ -83,11 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         for seed in range(args.seed, args.seed + args.pairs)
     ]
     n = len(scores)
-    mean = sum(scores) / n
-    spread = math.sqrt(sum((x - mean) ** 2 for x in scores) / max(1, n - 1)) / math.sqrt(n)
+    half_width = 1.96 * statistics.stdev(scores) / math.sqrt(n) if n > 1 else 0.0
     print(
         f"{args.rules}: the card model (temperature {args.temperature}) against the shrewd "
-        f"policy: {100 * mean:.1f}% ± {196 * spread:.1f} over {n} pairs"
+        f"policy: {100 * statistics.fmean(scores):.1f}% ± {100 * half_width:.1f} over {n} pairs"
     )
     return 0
 
