@@ -24,14 +24,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.actions import PLAY_LIMIT
 from engine.bots.expert import model
-from engine.bots.expert.policy import play_action, policy_action
+from engine.bots.expert.policy import play_action, policy_action, with_flags
 from engine.bots.expert.search import _with_void
 from engine.rules import RuleSet, rules_for
 from engine.state import OVER, PLAY_PHASE, State, new_match
 
 
 def model_action(state: State, voids: list[int], rng: random.Random, temperature: float) -> int:
-    """The policy's action with its card replaced by the model's where there is a choice."""
+    """The policy's action with its card replaced by the model's where there is a choice; a
+    card of the model's own goes with a politaine announcement where the policy's would."""
     action = play_action(state, voids, True)
     if action >= PLAY_LIMIT:  # the claim
         return action
@@ -45,7 +46,7 @@ def model_action(state: State, voids: list[int], rng: random.Random, temperature
         card = rng.choices(cards, [p ** (1 / temperature) for p in chances])[0]
     if card == action & 31:
         return action
-    return next(a for a in state.legal() if a < PLAY_LIMIT and a & 31 == card)
+    return with_flags(state, card, tuple(state.legal()))
 
 
 def play(rules: RuleSet, seed: int, model_team: int, temperature: float) -> float:
