@@ -2,11 +2,14 @@
 
     python benchmarks/expert_ceiling.py --rules pollack --pairs 100 --procs 2 oracle expert-v1
     python benchmarks/expert_ceiling.py --rules pollack --pairs 100 --procs 2 oracle-partner greedy
+    python benchmarks/expert_ceiling.py --rules pollack --pairs 100 --procs 2 oracle-masters greedy
 
 ``oracle`` is the expert whose sampler is given every hidden hand (so each sampled deal is the
 true one: its search is the same, only its inference is perfect); ``oracle-partner`` is given
 its partner's hand only (the opponents' cards are still sampled, uniformly among the deals the
-record allows): what perfect signalling between partners could be worth. Both read the deal
+record allows): what perfect signalling between partners could be worth; ``oracle-masters``
+is told only, for each suit whose master (strongest card out) it does not hold, whether its
+partner holds it: the four bits an honest signal could carry. All read the deal
 from the match seed, which only an in-process duel names (``duplicate_pairs``' match ids
 ``s<seed>-ab``): they are measuring devices, never players. Takes ``bot_strength.py``'s
 arguments and prints its lines.
@@ -26,6 +29,7 @@ import bot_strength
 
 from engine.bots.expert import ExpertBot
 from engine.bots.expert.view import View
+from engine.cards import SUIT_MASKS
 from engine.deck import seeded_hands
 
 
@@ -65,7 +69,39 @@ class PartnerOracleExpert(OracleExpert):
         return [(view.seat + 2) % 4]
 
 
-bot_strength.EXTRA_BOTS.update({"oracle": OracleExpert, "oracle-partner": PartnerOracleExpert})
+class MastersOracleExpert(OracleExpert):
+    """The expert told, for each suit whose master (strongest card out) it does not hold,
+    whether its partner holds it."""
+
+    name = "oracle-masters"
+
+    def known(self, view: View) -> View:
+        dealt = seeded_hands(self.match_seed, view.deal, view.redeals, view.dealer)
+        partner = (view.seat + 2) % 4
+        held = dealt[partner] & ~view.by_seat[partner]
+        out = ((1 << 32) - 1) & ~view.played
+        for suit in SUIT_MASKS:
+            left = out & suit
+            if not left or (left & -left) & view.hand:
+                continue  # no card of the suit out, or the master is ours
+            master = left & -left
+            if held & master:
+                view.required[partner] |= master
+                for other in range(4):
+                    if other not in (partner, view.seat):
+                        view.forbidden[other] |= master
+            else:
+                view.forbidden[partner] |= master
+        return view
+
+
+bot_strength.EXTRA_BOTS.update(
+    {
+        "oracle": OracleExpert,
+        "oracle-partner": PartnerOracleExpert,
+        "oracle-masters": MastersOracleExpert,
+    }
+)
 
 if __name__ == "__main__":
     sys.exit(bot_strength.main())

@@ -31,46 +31,17 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from expert_ceiling import OracleExpert, PartnerOracleExpert
+from expert_ceiling import MastersOracleExpert, PartnerOracleExpert
 from expert_cost import Recorder
 
 import engine.bots.expert as expert_module
 from engine.actions import parse_action
 from engine.bots import BotSeat, make_bot
 from engine.bots.expert import ExpertBot
-from engine.bots.expert.view import View
-from engine.cards import SUIT_MASKS
-from engine.deck import seeded_hands
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
 
 SLOW = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)
-
-
-class MastersOracleExpert(OracleExpert):
-    """The expert told, for each suit whose master (strongest card out) it does not hold,
-    whether its partner holds it."""
-
-    name = "oracle-masters"
-
-    def known(self, view: View) -> View:
-        dealt = seeded_hands(self.match_seed, view.deal, view.redeals, view.dealer)
-        partner = (view.seat + 2) % 4
-        held = dealt[partner] & ~view.by_seat[partner]
-        out = ((1 << 32) - 1) & ~view.played
-        for suit in SUIT_MASKS:
-            left = out & suit
-            if not left or (left & -left) & view.hand:
-                continue  # no card of the suit out, or the master is ours
-            master = left & -left
-            if held & master:
-                view.required[partner] |= master
-                for other in range(4):
-                    if other not in (partner, view.seat):
-                        view.forbidden[other] |= master
-            else:
-                view.forbidden[partner] |= master
-        return view
 
 
 _means: dict[int, float] = {}
