@@ -29,7 +29,7 @@ import bot_strength
 
 from engine.bots.expert import ExpertBot
 from engine.bots.expert.view import View
-from engine.cards import SUIT_MASKS
+from engine.cards import FULL_DECK, SUIT_MASKS
 from engine.deck import seeded_hands
 
 
@@ -52,11 +52,7 @@ class OracleExpert(ExpertBot):
     def known(self, view: View) -> View:
         dealt = seeded_hands(self.match_seed, view.deal, view.redeals, view.dealer)
         for seat in self.told(view):
-            held = dealt[seat] & ~view.by_seat[seat]
-            view.required[seat] |= held
-            for other in range(4):
-                if other not in (seat, view.seat):
-                    view.forbidden[other] |= held
+            _place(view, seat, dealt[seat] & ~view.by_seat[seat])
         return view
 
 
@@ -79,20 +75,26 @@ class MastersOracleExpert(OracleExpert):
         dealt = seeded_hands(self.match_seed, view.deal, view.redeals, view.dealer)
         partner = (view.seat + 2) % 4
         held = dealt[partner] & ~view.by_seat[partner]
-        out = ((1 << 32) - 1) & ~view.played
+        out = FULL_DECK & ~view.played
         for suit in SUIT_MASKS:
             left = out & suit
             if not left or (left & -left) & view.hand:
                 continue  # no card of the suit out, or the master is ours
             master = left & -left
             if held & master:
-                view.required[partner] |= master
-                for other in range(4):
-                    if other not in (partner, view.seat):
-                        view.forbidden[other] |= master
+                _place(view, partner, master)
             else:
                 view.forbidden[partner] |= master
         return view
+
+
+def _place(view: View, seat: int, cards: int) -> View:
+    """``view`` with ``cards`` a hard fact of ``seat``'s hidden hand: no other hand holds them."""
+    view.required[seat] |= cards
+    for other in range(4):
+        if other not in (seat, view.seat):
+            view.forbidden[other] |= cards
+    return view
 
 
 bot_strength.EXTRA_BOTS.update(
