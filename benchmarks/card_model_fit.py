@@ -191,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
             f"policy-or-not {_policy_loss(train, test):.4f}, uniform {uniform:.4f}"
         )
         full = fit(mine)
-        name = "LEAD_WEIGHTS" if lead else "FOLLOW_WEIGHTS"
+        name = ("" if rules_for(args.rules).melds else "PLAIN_") + (
+            "LEAD_WEIGHTS" if lead else "FOLLOW_WEIGHTS"
+        )
         lines.append(f"{name} = ({', '.join(f'{w:.3f}' for w in full)})")
     print("\n".join(lines))
     return 0

@@ -30,7 +30,9 @@ from engine.rules import RuleSet, rules_for
 from engine.state import OVER, PLAY_PHASE, State, new_match
 
 
-def model_action(state: State, voids: list[int], rng: random.Random, temperature: float) -> int:
+def model_action(
+    state: State, voids: list[int], rng: random.Random, temperature: float, rules: RuleSet
+) -> int:
     """The policy's action with its card replaced by the model's where there is a choice; a
     card of the model's own goes with a politaine announcement where the policy's would."""
     action = play_action(state, voids, True)
@@ -39,7 +41,7 @@ def model_action(state: State, voids: list[int], rng: random.Random, temperature
     cards = model.legal_cards(state)
     if len(cards) < 2:
         return action
-    chances = model.card_chances(state, voids, cards)
+    chances = model.card_chances(state, voids, cards, model.weights_for(rules.melds))
     if temperature <= 0:
         card = cards[chances.index(max(chances))]
     else:
@@ -61,7 +63,7 @@ def play(rules: RuleSet, seed: int, model_team: int, temperature: float) -> floa
         if state[0] != PLAY_PHASE:
             action = policy_action(state, voids, True)
         elif seat & 1 == model_team:
-            action = model_action(state, voids, rng, temperature)
+            action = model_action(state, voids, rng, temperature, rules)
         else:
             action = play_action(state, voids, True)
         voids = _with_void(voids, state, action)

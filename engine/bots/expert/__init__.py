@@ -29,6 +29,7 @@ from engine.state import State
 
 from .carding import carded
 from .fit import OpponentFit
+from .model import weights_for
 from .native import SearchJudge, library, native_for
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
@@ -259,6 +260,7 @@ class ExpertBot:
             partner_shrewd=partner_shrewd,
             model=model,
             model_power=power,
+            model_weights=weights_for(melds),
         )
         if self.fit_on and self.base_miss < 1.0:
             self.fit = OpponentFit(self.base_miss)

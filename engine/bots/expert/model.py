@@ -45,10 +45,14 @@ FEATURES = (
 )
 SIZE = len(FEATURES)
 
-#: Fitted weights (``benchmarks/card_model_fit.py``): leads, then the cards that follow.
-#: Fitted to 14,425 cards of the full expert's ``pollack`` self-play (seeds 1-240): 1.245 nats a
-#: lead and 0.635 a card that follows, held out, against 1.422 and 0.758 for "the policy's card
-#: or not" and 1.556 and 1.129 for a uniform choice.
+#: A set of fitted weights (``benchmarks/card_model_fit.py``): for leads, then for the cards
+#: that follow, one weight a feature.
+CardWeights = tuple[tuple[float, ...], tuple[float, ...]]
+
+#: The weights where melds count (``MELD_WEIGHTS``): fitted to 14,425 cards of the full expert's
+#: ``pollack`` self-play (seeds 1-240): 1.245 nats a lead and 0.635 a card that follows, held
+#: out, against 1.422 and 0.758 for "the policy's card or not" and 1.556 and 1.129 for a uniform
+#: choice.
 LEAD_WEIGHTS: tuple[float, ...] = (
     1.071,
     0.222,
@@ -87,6 +91,59 @@ FOLLOW_WEIGHTS: tuple[float, ...] = (
     1.043,
     0.962,
 )
+
+
+#: The weights where melds do not count (``PLAIN_WEIGHTS``): fitted to 23,534 cards of the full
+#: expert's ``quatre-sept`` self-play (seeds 1-240): 1.146 nats a lead and 0.588 a card that
+#: follows, held out, against 1.356 and 0.727 for "the policy's card or not" and 1.515 and 1.135
+#: for a uniform choice.
+PLAIN_LEAD_WEIGHTS: tuple[float, ...] = (
+    1.139,
+    0.215,
+    0.539,
+    1.156,
+    2.317,
+    1.008,
+    0.261,
+    -1.233,
+    -0.080,
+    -3.450,
+    1.081,
+    -0.551,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+    0.000,
+)
+PLAIN_FOLLOW_WEIGHTS: tuple[float, ...] = (
+    1.938,
+    0.008,
+    -1.259,
+    1.042,
+    -4.063,
+    0.633,
+    0.260,
+    0.237,
+    -0.142,
+    -1.716,
+    0.537,
+    0.187,
+    0.000,
+    1.928,
+    -0.551,
+    1.311,
+    0.805,
+)
+
+#: The weights where melds count, and where they do not.
+MELD_WEIGHTS: CardWeights = (LEAD_WEIGHTS, FOLLOW_WEIGHTS)
+PLAIN_WEIGHTS: CardWeights = (PLAIN_LEAD_WEIGHTS, PLAIN_FOLLOW_WEIGHTS)
+
+
+def weights_for(melds: bool) -> CardWeights:
+    """The fitted weights for a game where melds count (``True``) or do not."""
+    return MELD_WEIGHTS if melds else PLAIN_WEIGHTS
 
 
 def legal_cards(state: State) -> list[int]:
@@ -147,9 +204,11 @@ def card_features(state: State, voids: list[int], cards: list[int]) -> list[list
     return rows
 
 
-def card_chances(state: State, voids: list[int], cards: list[int]) -> list[float]:
+def card_chances(
+    state: State, voids: list[int], cards: list[int], weights: CardWeights = MELD_WEIGHTS
+) -> list[float]:
     """The model's chance of each of ``cards`` (the legal cards of the seat to move)."""
-    w = FOLLOW_WEIGHTS if state[3] else LEAD_WEIGHTS
+    w = weights[1] if state[3] else weights[0]
     scores = [
         sum(a * b for a, b in zip(row, w, strict=True))
         for row in card_features(state, voids, cards)

@@ -19,7 +19,7 @@ from engine.rules import RuleSet
 from engine.state import MELD_PHASE, POULES_PHASE, REDEAL_PHASE, State, deal_state
 
 from .carding import carded
-from .model import card_chances, legal_cards
+from .model import MELD_WEIGHTS, CardWeights, card_chances, legal_cards
 from .policy import policy_action
 from .prune import distinct_cards, tna_apart
 from .view import View
@@ -69,6 +69,8 @@ class Evidence:
     model: int = 0
     #: The model's chance is raised to this power (below 1: read less sharply).
     model_power: float = 1.0
+    #: The model's weights: fitted where melds count, or where they do not (``weights_for``).
+    model_weights: CardWeights = MELD_WEIGHTS
 
     @property
     def any(self) -> bool:
@@ -179,7 +181,8 @@ def _replay_plays(
             if modelled:
                 cards = legal_cards(state)
                 if len(cards) > 1:
-                    chance = card_chances(state, voids, cards)[cards.index(action & 31)]
+                    chances = card_chances(state, voids, cards, ev.model_weights)
+                    chance = chances[cards.index(action & 31)]
                     weight *= max(chance, MODEL_FLOOR) ** ev.model_power
             elif judge is not None and (ev.leads or state[3]):
                 searched = None
