@@ -8,7 +8,8 @@ the hands as dealt (``seeded_hands``), exactly as a sampled deal presents them t
 Then a conditional logit (softmax over the legal cards, one set of weights for leads and one for
 the cards that follow, a little L2) is fitted on every other decision and scored on the rest, in
 nats per card, beside two references in the same run: the uniform choice, and the shipped
-reading's model ("the policy's card with chance p, any other alike", p fitted). Prints the
+reading's model ("the policy's card with chance p, any other alike", p fitted), and the two
+sets of weights ``model.py`` ships (fitted where melds count, and where they do not). Prints the
 weights as Python to paste into ``model.py``. With ``--positions FILE`` the positions played are
 kept in the file, or read back from it where it exists: another feature set (``card_features``
 changed) is then scored in seconds, without playing again.
@@ -33,7 +34,13 @@ from bot_strength import parse_bot
 from engine.actions import PLAY_LIMIT, parse_action
 from engine.bots import BotSeat
 from engine.bots.expert import ExpertBot
-from engine.bots.expert.model import FEATURES, card_features, legal_cards
+from engine.bots.expert.model import (
+    FEATURES,
+    MELD_WEIGHTS,
+    PLAIN_WEIGHTS,
+    card_features,
+    legal_cards,
+)
 from engine.bots.expert.view import read_view
 from engine.bots.expert.world import replay_world
 from engine.deck import seeded_hands
@@ -186,9 +193,15 @@ def main(argv: list[str] | None = None) -> int:
         loss, _, _ = _logit(test, weights)
         uniform = float(np.mean([np.log(len(f)) for _, f, _ in test]))
         kind = "leads" if lead else "follows"
+        shipped = [
+            _logit(test, np.asarray(pair[0 if lead else 1]))[0] / len(test)
+            for pair in (MELD_WEIGHTS, PLAIN_WEIGHTS)
+        ]
         print(
             f"{kind}: {len(test)} held out; nats a card: model {loss / len(test):.4f}, "
-            f"policy-or-not {_policy_loss(train, test):.4f}, uniform {uniform:.4f}"
+            f"shipped weights where melds count {shipped[0]:.4f} and where they do not "
+            f"{shipped[1]:.4f}, policy-or-not {_policy_loss(train, test):.4f}, "
+            f"uniform {uniform:.4f}"
         )
         full = fit(mine)
         name = ("" if rules_for(args.rules).melds else "PLAIN_") + (

@@ -7,7 +7,15 @@ import random
 
 from engine.bots import BotSeat, make_bot
 from engine.bots.expert import MELD_MODEL, MELD_MODEL_POWER, ExpertBot
-from engine.bots.expert.model import FEATURES, card_chances, card_features, legal_cards
+from engine.bots.expert.model import (
+    FEATURES,
+    MELD_WEIGHTS,
+    PLAIN_WEIGHTS,
+    card_chances,
+    card_features,
+    legal_cards,
+    weights_for,
+)
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.view import read_view
 from engine.bots.expert.world import MODEL_FLOOR, Evidence, replay_world
@@ -28,6 +36,26 @@ def test_chances_are_a_distribution_over_the_legal_cards():
         assert all(0.0 < c <= 1.0 for c in chances)
         rows = card_features(state, _public_voids(state), cards)
         assert all(len(row) == len(FEATURES) for row in rows)
+
+
+def test_each_kind_of_rule_set_has_weights_of_its_own_and_the_expert_reads_by_its_rules():
+    """Weights fitted where melds count and where they do not; the two sets give other chances
+    in some positions, and a greeted expert keeps the set of the rules it was greeted with."""
+    assert weights_for(True) is MELD_WEIGHTS and weights_for(False) is PLAIN_WEIGHTS
+    for weights in (MELD_WEIGHTS, PLAIN_WEIGHTS):
+        assert [len(w) for w in weights] == [len(FEATURES), len(FEATURES)]
+    quatre_sept = rules_for("quatre-sept")
+    differ = 0
+    for state in _random_positions(quatre_sept, 20, 7):
+        voids, cards = _public_voids(state), legal_cards(state)
+        plain = card_chances(state, voids, cards, PLAIN_WEIGHTS)
+        assert math.isclose(sum(plain), 1.0)
+        differ += plain != card_chances(state, voids, cards, MELD_WEIGHTS)
+    assert differ
+    bot = ExpertBot()
+    for preset, weights in (("pollack", MELD_WEIGHTS), ("quatre-sept", PLAIN_WEIGHTS)):
+        bot.hello({"seat": 0, "rules": rules_for(preset).to_dict(), "match": "m"})
+        assert bot.evidence.model_weights is weights
 
 
 def test_the_features_read_only_the_players_own_hand_and_the_public_record():
