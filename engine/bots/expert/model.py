@@ -4,9 +4,11 @@
 a softmax over its legal cards of a linear score of a few features of each card (points,
 masters, length, winning the trick, feeding the partner, the policy's own choice ...), one set
 of weights for leads and one for the cards that follow. The weights are fitted to the full
-expert's plays in self-play (``benchmarks/card_model_fit.py``), so the model reads a partner
-that searches more closely than "the policy's card or not" does; reading the partner's cards by
-it is the option ``model`` of the expert (``docs/expert-log.md``, round 25). Only the seat's own
+expert's plays in self-play (``benchmarks/card_model_fit.py``), one set where melds count
+(``pollack``) and one where they do not (``quatre-sept``), so the model reads a partner that
+searches more closely than "the policy's card or not" does; reading the others' cards by it is
+the option ``model`` of the expert, on by default where melds count (``docs/expert-log.md``,
+rounds 25 and 28), by the set of the rules the expert was greeted with. Only the seat's own
 hand and what is public enter the features, so a sampled deal's other hands leak nothing.
 """
 
