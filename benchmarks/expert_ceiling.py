@@ -88,13 +88,12 @@ class MastersOracleExpert(OracleExpert):
         return view
 
 
-def _place(view: View, seat: int, cards: int) -> View:
-    """``view`` with ``cards`` a hard fact of ``seat``'s hidden hand: no other hand holds them."""
+def _place(view: View, seat: int, cards: int) -> None:
+    """Make ``cards`` a hard fact of ``seat``'s hidden hand in ``view``: no other holds them."""
     view.required[seat] |= cards
     for other in range(4):
         if other not in (seat, view.seat):
             view.forbidden[other] |= cards
-    return view
 
 
 bot_strength.EXTRA_BOTS.update(
