@@ -1,10 +1,11 @@
 """The expert as it was at another git revision, importable next to today's (for measurements).
 
-``expert_at("main")`` extracts ``engine/bots/expert`` of that revision (``git archive``) into a
-folder of the temporary directory, as the package ``revision_bots_<sha>.expert``, and returns its
-``ExpertBot``. The package's own modules are that revision's (relative imports); ``engine.*``
-(the rules, the state) is today's tree, so this compares two experts only where the engine
-itself did not change between them. Invariant: one extraction per commit, reused.
+``expert_at("main")`` extracts ``engine/bots/expert`` of that revision, its Python and its C
+(``git archive``), into a folder of the temporary directory, as the package
+``revision_bots_<sha>.expert``, and returns its ``ExpertBot``. The package's own modules are
+that revision's (relative imports); ``engine.*`` (the rules, the state) is today's tree, so this
+compares two experts only where the engine itself did not change between them. Invariant: one
+extraction per commit, reused.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def expert_at(revision: str) -> type:
         (target / "__init__.py").write_text("")
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             for member in tar.getmembers():
-                if member.isfile() and member.name.endswith(".py"):
+                if member.isfile() and member.name.endswith((".py", ".c")):
                     data = tar.extractfile(member)
                     assert data is not None
                     path = target / "expert" / Path(member.name).relative_to(PACKAGE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 
+from engine.actions import CLAIM
 from engine.bots import BotSeat, make_bot
 from engine.bots.expert import MELD_MODEL, MELD_MODEL_POWER, ExpertBot
 from engine.bots.expert.model import (
@@ -13,15 +14,17 @@ from engine.bots.expert.model import (
     PLAIN_WEIGHTS,
     card_chances,
     card_features,
+    card_scores,
     legal_cards,
     weights_for,
 )
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.view import read_view
-from engine.bots.expert.world import MODEL_FLOOR, Evidence, replay_world
+from engine.bots.expert.world import MODEL_FLOOR, Evidence, ModelMemo, replay_world
 from engine.observe import observe
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
+from engine.state import new_match
 from tests.engine.test_expert import _public_voids, _random_positions
 
 POLLACK = rules_for("pollack")
@@ -36,6 +39,25 @@ def test_chances_are_a_distribution_over_the_legal_cards():
         assert all(0.0 < c <= 1.0 for c in chances)
         rows = card_features(state, _public_voids(state), cards)
         assert all(len(row) == len(FEATURES) for row in rows)
+
+
+def test_the_scores_are_the_weighted_feature_rows_bit_for_bit():
+    """``card_scores`` (the hot path) adds what summing each ``card_features`` row times the
+    weights adds, in the same order, so the deals' weights and the expert's play are unchanged;
+    random weights too, so that no feature's weight of 0 hides a feature read wrong."""
+    rng = random.Random(5)
+    weight_sets = [*MELD_WEIGHTS, *PLAIN_WEIGHTS]
+    weight_sets += [tuple(rng.uniform(-3, 3) for _ in FEATURES) for _ in range(4)]
+    compared = 0
+    for preset in ("pollack", "quatre-sept", "la-poule"):
+        for state in _random_positions(rules_for(preset), 40, 11):
+            voids, cards = _public_voids(state), legal_cards(state)
+            rows = card_features(state, voids, cards)
+            for w in weight_sets:
+                want = [sum(a * b for a, b in zip(row, w, strict=True)) for row in rows]
+                assert card_scores(state, voids, cards, w) == want
+                compared += len(cards)
+    assert compared > 1000
 
 
 def test_each_kind_of_rule_set_has_weights_of_its_own_and_the_expert_reads_by_its_rules():
@@ -100,6 +122,36 @@ def test_the_model_reading_weighs_deals_by_the_partners_card_and_never_below_the
         if not partner_played:
             assert weights == {1.0}
     assert seen and differ
+
+
+def test_the_memo_of_a_deal_gives_every_weight_the_reading_gives_afresh():
+    """Over whole matches, one ``ModelMemo`` shared by every decision of seat 0 weighs each
+    sampled deal exactly as reading it afresh does, reuses factors across decisions, and
+    starts afresh with each deal."""
+    rng = random.Random(8)
+    evidence = Evidence(model=3, model_power=0.5)
+    compared = reused = 0
+    for seed in range(3):
+        state, memo = new_match(POLLACK, 40 + seed), ModelMemo()
+        while not state.is_over:
+            if state.decision == "play" and state.to_move == 0:
+                view = read_view(observe(state, 0), POLLACK.low_lead)
+                factors = memo.for_view(view)
+                assert all(index < len(view.plays) for index, _ in factors)
+                known = len(factors)
+                sampler = Sampler(view, POLLACK, rng)
+                for _ in range(6):
+                    hands = sampler.draw()
+                    fresh = replay_world(POLLACK, view, hands, "play", evidence=evidence)
+                    kept = replay_world(
+                        POLLACK, view, hands, "play", evidence=evidence, memo=factors
+                    )
+                    assert kept[1] == fresh[1] and kept[0] == fresh[0]
+                    compared += 1
+                reused += known > 0 and len(view.plays) > 4
+            moves = [a for a in state.legal() if a != CLAIM] or state.legal()
+            state = state.apply(moves[rng.randrange(len(moves))])
+    assert compared > 100 and reused > 10
 
 
 def test_an_expert_reading_by_the_model_plays_legal_cards_and_replays_exactly(capsys):

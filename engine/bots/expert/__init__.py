@@ -38,7 +38,7 @@ from .sampler import Sampler
 from .search import EXACT_CARDS, Evaluator, pimc
 from .signals import choose_signal, named_suit
 from .view import View, read_view
-from .world import Evidence, ReplayError, Worlds
+from .world import Evidence, ModelMemo, ReplayError, Worlds
 
 DEFAULT_WORLDS = 88
 #: The full budget where melds count (``pollack``) and the search runs in Python: round 4
@@ -227,6 +227,7 @@ class ExpertBot:
         self.base_miss = self.evidence.miss
         self.totals = (0, 0)
         self.rng = random.Random(seed)
+        self.model_memo = ModelMemo()
         self.seat = 0
         self.rules = None
         self.outlook: Outlook | None = None
@@ -252,6 +253,7 @@ class ExpertBot:
         self.move_cap = min(self.move_ms, 0.3 * clock.get("move_ms", 1000)) / 1000
         self.rng.seed(f"{message.get('match')}:{self.seat}")
         self.totals = (0, 0)
+        self.model_memo = ModelMemo()
         self.twins, partner_shrewd = self.meld_reading if melds else self.plain_reading
         model, power = self.meld_model if melds else self.plain_model
         self.evidence = replace(
@@ -307,7 +309,9 @@ class ExpertBot:
         judge = None
         if samples and self.native and library() is not None and self.evidence.partner_miss < 1.0:
             judge = SearchJudge(rules, outlook.table, samples, self.rng.getrandbits(32))
-        worlds = Worlds(rules, view, decision, self.evidence, self.shrewd_judge, judge)
+        worlds = Worlds(
+            rules, view, decision, self.evidence, self.shrewd_judge, judge, self.model_memo
+        )
         first, first_weight = _build(worlds, sampler)
         codes = [parse_action(a) for a in legal]
         if CLAIM in codes and claim_is_sure(first, self.seat):

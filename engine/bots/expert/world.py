@@ -91,6 +91,7 @@ def replay_world(
     evidence: Evidence | None = None,
     shrewd_judge: bool = False,
     search_judge: Callable[[State, list[int]], int | None] | None = None,
+    memo: dict[tuple[int, int], float] | None = None,
 ) -> tuple[State, float]:
     """The state of the deal in progress, had the hidden hands been ``hands`` (held now).
 
@@ -100,11 +101,12 @@ def replay_world(
     silence (see ``Evidence``) by ``quiet``. ``shrewd_judge``: the judge is the shrewd policy,
     told the voids public at each play (``judge`` is then ignored but must be given).
     ``search_judge``: judges the partner's leads instead (``Evidence.partner_search``).
+    ``memo``: the model's factors already read in this deal (``ModelMemo``), reused and added to.
     """
     me = view.seat
     ev = evidence or Evidence(miss=miss)
     state, weight, melds = _replay_plays(
-        rules, view, hands, ev, judge, shrewd_judge, search_judge=search_judge
+        rules, view, hands, ev, judge, shrewd_judge, search_judge=search_judge, memo=memo
     )
     state, silent = _melds_before(state, melds, me, finish=decision == "play", me=me)
     weight *= ev.quiet**silent
@@ -139,6 +141,7 @@ def _replay_plays(
     shrewd_judge: bool,
     tally: list[list[float]] | None = None,
     search_judge: Callable[[State, list[int]], int | None] | None = None,
+    memo: dict[tuple[int, int], float] | None = None,
 ) -> tuple[State, float, list]:
     """The deal replayed from its start through every public play (see ``replay_world``);
     returns the state, the evidence weight and the melds not yet applied. With ``tally``
@@ -168,7 +171,7 @@ def _replay_plays(
     tna = tna_apart(rules)
     twins_read = ev.twin_miss < 1.0 and rules.low_lead == "off"
     voids = [0, 0, 0, 0]
-    for seat, action in view.plays:
+    for index, (seat, action) in enumerate(view.plays):
         state, silent = _melds_before(state, melds, seat, me=me)
         weight *= ev.quiet**silent
         if state.to_move != seat:
@@ -179,11 +182,13 @@ def _replay_plays(
             opponent = (seat ^ me) & 1
             modelled = ev.model & (2 if opponent else 1) and action < PLAY_LIMIT
             if modelled:
-                cards = legal_cards(state)
-                if len(cards) > 1:
-                    chances = card_chances(state, voids, cards, ev.model_weights)
-                    chance = chances[cards.index(action & 31)]
-                    weight *= max(chance, MODEL_FLOOR) ** ev.model_power
+                key = (index, state.hand(seat))
+                factor = memo.get(key) if memo is not None else None
+                if factor is None:
+                    factor = _model_factor(state, voids, action, ev)
+                    if memo is not None:
+                        memo[key] = factor
+                weight *= factor
             elif judge is not None and (ev.leads or state[3]):
                 searched = None
                 scope = ev.search_scope
@@ -215,6 +220,18 @@ def _replay_plays(
             voids[seat] |= SUIT_MASKS[trick[0] >> 3]
         state = state.apply(action)
     return state, weight, melds
+
+
+def _model_factor(state: State, voids: list[int], action: int, ev: Evidence) -> float:
+    """The weight the model gives ``action`` of the seat to move (1.0 where it had no choice).
+
+    It reads only that seat's hand and the public record (the play's index in the deal fixes
+    the record, ``voids`` included), which is what lets ``ModelMemo`` key it by the two."""
+    cards = legal_cards(state)
+    if len(cards) < 2:
+        return 1.0
+    chance = card_chances(state, voids, cards, ev.model_weights)[cards.index(action & 31)]
+    return max(chance, MODEL_FLOOR) ** ev.model_power
 
 
 def _class_card(state: State, seat: int, guess: int, card: int, rules: RuleSet, tna: bool) -> int:
@@ -302,6 +319,26 @@ def _melds_before(
     return state, silent
 
 
+class ModelMemo:
+    """The model's factors read so far in one deal, keyed by (play index, the player's hand).
+
+    Invariant: a factor depends only on the public record up to its play and the player's hand
+    then (``_model_factor``), and a deal's record only grows, so a factor stays right for the
+    whole deal; ``for_view`` starts afresh when the deal changes (or the memo grows past
+    ``limit`` entries)."""
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.limit = limit
+        self.deal: tuple | None = None
+        self.factors: dict[tuple[int, int], float] = {}
+
+    def for_view(self, view: View) -> dict[tuple[int, int], float]:
+        deal = (view.deal, view.dealer, view.score, view.redeals)
+        if deal != self.deal or len(self.factors) > self.limit:
+            self.deal, self.factors = deal, {}
+        return self.factors
+
+
 class Worlds:
     """Builds the state of each sampled deal for one decision, with its likelihood weight.
 
@@ -317,7 +354,9 @@ class Worlds:
         evidence: Evidence = NO_EVIDENCE,
         shrewd_judge: bool = False,
         search_judge: Callable[[State, list[int]], int | None] | None = None,
+        memo: ModelMemo | None = None,
     ) -> None:
+        self.memo = memo.for_view(view) if memo is not None and evidence.model else None
         self.shrewd_judge = shrewd_judge
         self.search_judge = search_judge
         self.rules = rules
@@ -341,6 +380,7 @@ class Worlds:
                 evidence=ev,
                 shrewd_judge=self.shrewd_judge,
                 search_judge=self.search_judge,
+                memo=self.memo,
             )
             self._template = state
             return state, weight
