@@ -274,19 +274,17 @@ def card_scores(
         if partner_void & suit:
             s += w11
         if trick:
-            if c >> 3 == led:
+            follows = c >> 3 == led
+            wins = follows and c < best
+            if follows:
                 s += w12
-                if c < best:
-                    s += w13
-                    if not stronger & threat:
-                        s += w14
-                    if partner_wins and thirds:
-                        s += thirds / 3 * w15
-                    if points:
-                        s += points * w16
-                elif partner_wins and thirds:
-                    s += thirds / 3 * w15
-            elif partner_wins and thirds:
+            if wins:
+                s += w13
+                if not stronger & threat:
+                    s += w14
+            if partner_wins and thirds:
                 s += thirds / 3 * w15
+            if wins and points:
+                s += points * w16
         scores.append(s)
     return scores

@@ -171,6 +171,7 @@ def _replay_plays(
     tna = tna_apart(rules)
     twins_read = ev.twin_miss < 1.0 and rules.low_lead == "off"
     voids = [0, 0, 0, 0]
+    memo = {} if memo is None else memo
     for index, (seat, action) in enumerate(view.plays):
         state, silent = _melds_before(state, melds, seat, me=me)
         weight *= ev.quiet**silent
@@ -183,11 +184,9 @@ def _replay_plays(
             modelled = ev.model & (2 if opponent else 1) and action < PLAY_LIMIT
             if modelled:
                 key = (index, state.hand(seat))
-                factor = memo.get(key) if memo is not None else None
+                factor = memo.get(key)
                 if factor is None:
-                    factor = _model_factor(state, voids, action, ev)
-                    if memo is not None:
-                        memo[key] = factor
+                    factor = memo[key] = _model_factor(state, voids, action, ev)
                 weight *= factor
             elif judge is not None and (ev.leads or state[3]):
                 searched = None
