@@ -9,6 +9,11 @@ first match plus its margin in the second is the **swing**: 0 where both bots di
 the same cards, positive where the first bot made more of them. Split by what scored: card
 points, melds and politaine bonuses. A deal cut short by a claim counts what it had scored.
 
+Where melds count, also per bot: how often its team took the deal's first trick (as the first
+leader's team and as the other), and the meld points it made of those dealt to its players other
+than the first leader (the one player who may meld before any trick is won; every other player
+loses a meld whose card he must play before his team has taken a trick).
+
 Prints the swing per component summed over every deal, the pairs won, split and lost, and the
 ``--worst`` deals (seed, deal number, swing by component): the positions to read in the replays
 (``--replays FILE`` writes both replays of every pair, one JSON line per pair).
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -54,6 +60,45 @@ def deal_swings(first: dict[str, Any], second: dict[str, Any]) -> Iterator[tuple
         )
 
 
+def dealt_melds(hand: list[str]) -> dict[str, int]:
+    """The melds a hand was dealt, as said in protocol 1 (``meld three A D``), with their points."""
+    melds = {}
+    for rank in "T9A":
+        suits = [card[1] for card in hand if card[0] == rank]
+        if len(suits) == 4:
+            melds[f"meld four {rank}"] = 4
+        elif len(suits) == 3:
+            missing = next(suit for suit in "CDHS" if suit not in suits)
+            melds[f"meld three {rank} {missing}"] = 3
+    for suit in "CDHS":
+        if all(rank + suit in hand for rank in "T9A"):
+            melds[f"meld pollack {suit}"] = 3
+    return melds
+
+
+def opening_tally(replay: dict[str, Any], team_bots: tuple[str, str], tally: dict) -> None:
+    """Adds ``replay``'s first tricks and melds to ``tally[bot]``: first tricks taken as the first
+    leader's team (``lead_won`` of ``lead``) and as the other (``other_won`` of ``other``), and
+    the meld points made (``made``) of those dealt (``dealt``) to players other than the first
+    leader."""
+    for deal in replay["deals"]:
+        if not deal["tricks"]:
+            continue
+        leader = deal["tricks"][0]["leader"]
+        first_winner = deal["tricks"][0]["winner"]
+        for team, bot in enumerate(team_bots):
+            role = "lead" if team == leader % 2 else "other"
+            tally[bot][role] += 1
+            tally[bot][f"{role}_won"] += first_winner % 2 == team
+        for seat, hand in enumerate(deal["hands"]):
+            if seat == leader:
+                continue
+            said = {line["say"] for line in deal["said"] if line["seat"] == seat}
+            for meld, points in dealt_melds(hand).items():
+                tally[team_bots[seat % 2]]["dealt"] += points
+                tally[team_bots[seat % 2]]["made"] += points * (meld in said)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("bot_a")
@@ -70,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     deals: list[tuple[int, int, dict]] = []
     pending: dict[int, MatchOutcome] = {}
     out = args.replays.open("w") if args.replays else None
+    openings: dict[str, Counter] = {args.bot_a: Counter(), args.bot_b: Counter()}
     for seed, team_a, outcome in duplicate_pairs(
         rules_for(args.rules),
         lambda: BotSeat(cls_a(**opts_a)),
@@ -85,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         first, second = pending[0].replay, pending[1].replay
         if out is not None:
             out.write(json.dumps({"seed": seed, "replays": [first, second]}) + "\n")
+        opening_tally(first, (args.bot_a, args.bot_b), openings)
+        opening_tally(second, (args.bot_b, args.bot_a), openings)
         for number, swing in deal_swings(first, second):
             deals.append((seed, number, swing))
     if out is not None:
@@ -100,6 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     print("swing in points, summed over those deals: " + ", ".join(
         f"{part} {totals[part]:+d}" for part in COMPONENTS
     ))  # fmt: skip
+    if rules_for(args.rules).melds:
+        for bot, counts in openings.items():
+            print(
+                f"{bot}: first trick taken {counts['lead_won']} of {counts['lead']} as the first "
+                f"leader's team, {counts['other_won']} of {counts['other']} as the other; meld "
+                f"points made {counts['made']} of {counts['dealt']} dealt to the other players"
+            )
     worst = sorted(deals, key=lambda row: sum(row[2].values()))[: args.worst]
     for seed, number, swing in worst:
         parts = ", ".join(f"{part} {swing[part]:+d}" for part in COMPONENTS)

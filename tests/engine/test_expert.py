@@ -26,7 +26,7 @@ from engine.bots.expert.carding import carded, twin_class
 from engine.bots.expert.ending import deal_end, ends_deal, last_trick_end, last_trick_forced
 from engine.bots.expert.fit import HIGH_LIFT, LOW_LIFT, OpponentFit, deal_agreement, lift, miss_for
 from engine.bots.expert.native import library
-from engine.bots.expert.policy import RACE_CLAIMS, RACE_LEAD, RACE_MELDS, policy_action
+from engine.bots.expert.policy import RACE_CLAIMS, RACE_FIRST, RACE_LEAD, RACE_MELDS, policy_action
 from engine.bots.expert.prune import distinct_cards
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.search import EXACT_CARDS
@@ -439,6 +439,22 @@ def test_racing_rollouts_contest_a_trick_that_lets_them_meld_but_keep_the_meld()
     hands[1], hands[2] = "AH AD AC AS 7S 8H 7H JH", "TS 9S KS JS 8S TC 9C 9D"
     state = run(deal(rules_for("pollack"), hands), "QS")
     assert _shrewd_card(state, RACE_MELDS) == "7S"
+
+
+def test_racing_rollouts_contest_an_opponents_trick_until_their_team_has_won_one():
+    # Seat 1 holds no meld; its team has won no trick, so its partner could not meld yet.
+    hands = _hands("QS 7C 8C JC QC AC 8D 7D / AH AD KC KS 7S 8H 7H JH"
+                   " / TS 9S AS JS 8S TC 9C 9D / TD KD QD JD TH 9H KH QH")
+    state = run(deal(rules_for("pollack"), hands), "QS")
+    assert state.to_move == 1
+    assert _shrewd_card(state) == "7S"
+    assert _shrewd_card(state, RACE_MELDS) == "7S"
+    assert _shrewd_card(state, RACE_FIRST) == "KS"
+    # Once its team has won a trick, a trick worth a third is not worth the king.
+    assert _shrewd_card(evolve(state, won=(False, True)), RACE_FIRST) == "7S"
+    # Where melds do not count, the first trick opens nothing.
+    state = run(deal(rules_for("quatre-sept"), hands), "QS")
+    assert _shrewd_card(state, RACE_FIRST) == "7S"
 
 
 def test_racing_rollouts_contest_a_trick_that_lets_them_claim():

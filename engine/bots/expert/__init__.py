@@ -219,7 +219,8 @@ class ExpertBot:
         self.patience = option(patience, "EXPERT_PATIENCE", DEFAULT_PATIENCE, int)
         #: Shrewd rollouts and fallback, bits: a follower contests a trick for a claim, its
         #: own or the opponents' (1), or for a meld (2); a leader the opponents would claim
-        #: against leads to keep the lead (4) (``policy.race_cards``; 0: never).
+        #: against leads to keep the lead (4); where melds count, a follower whose team has won
+        #: no trick yet contests an opponent's trick (8) (``policy.race_cards``; 0: never).
         self.race = option(race, "EXPERT_RACE", "0", int)
         #: Value a deal's end by who leads the next deal where claims race to the target,
         #: with the deal outcomes learned from the expert's games (``outlook.py``).

@@ -22,7 +22,7 @@ enum { MODE_OFF = 0, MODE_FIRST_CARD = 1, MODE_BEFORE_PLAY = 2 };
 enum { LOW_OFF = 0, LOW_EVERY = 1, LOW_FIRST = 2 };
 enum { POLICY_GREEDY = 0, POLICY_CAREFUL = 1, POLICY_SHREWD = 2 };
 enum { CLAIM_OFF = 0, CLAIM_ON_LEAD = 1, CLAIM_ANY_TURN = 2 };
-enum { RACE_CLAIMS = 1, RACE_MELDS = 2, RACE_LEAD = 4 };
+enum { RACE_CLAIMS = 1, RACE_MELDS = 2, RACE_LEAD = 4, RACE_FIRST = 8 };
 
 /* The deal in progress: what the engine's State and Table hold that a rollout reads. */
 typedef struct {
@@ -320,6 +320,10 @@ static uint32_t race_cards(const Deal *d, const Ctx *x, uint32_t hand, uint32_t 
     if ((x->race & RACE_MELDS) && x->meld_rule && !d->won[team] && popcount(hand & TNA_ALL) >= 3) {
         uint32_t melding = meld_cards(hand, d->melded);
         if (melding) return beating & ~melding;
+    }
+    if ((x->race & RACE_FIRST) && x->meld_rule && !d->won[team] && !f.partner_wins) {
+        uint32_t keep = popcount(hand & TNA_ALL) >= 3 ? meld_cards(hand, d->melded) : 0;
+        if (beating & ~keep) return beating & ~keep;
     }
     return 0;
 }

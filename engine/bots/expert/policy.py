@@ -28,7 +28,7 @@ _CLAIM_OFF, _ON_LEAD = ClaimOut.OFF, ClaimOut.ON_LEAD
 _LAST_TRICK = TRICKS_PER_DEAL - 1  # tricks done when the deal's last trick is in progress
 #: ``race`` bits: a follower contests a trick for a claim, for a meld (``race_cards``); a
 #: leader keeps the lead from opponents who would claim (``_must_hold_lead``).
-RACE_CLAIMS, RACE_MELDS, RACE_LEAD = 1, 2, 4
+RACE_CLAIMS, RACE_MELDS, RACE_LEAD, RACE_FIRST = 1, 2, 4, 8
 _BYTE_CARDS = BYTE_CARDS
 _B0, _B1, _B2, _B3 = BYTE_CARDS
 #: Positions of the table's fields read on every rollout move.
@@ -55,8 +55,9 @@ def policy_action(
     plays like a careful player (``choose_card``), without them like ``greedy``. ``shrewd``
     (with ``voids``): ``tracker``'s finer discards and feeds (``shrewd_card``). ``patience``
     (shrewd only): a leader holding at least that many cards keeps its masters (0: never).
-    ``race`` (shrewd only): a follower contests a trick for a claim (``RACE_CLAIMS``) or a meld
-    (``RACE_MELDS``) whatever the trick is worth (``race_cards``); with ``RACE_LEAD`` a leader
+    ``race`` (shrewd only): a follower contests a trick for a claim (``RACE_CLAIMS``), a meld
+    (``RACE_MELDS``) or, before its team has won a trick where melds count, the partner's melds
+    (``RACE_FIRST``), whatever the trick is worth (``race_cards``); with ``RACE_LEAD`` a leader
     whom the opponents would claim against leads the card likeliest to keep the lead.
     """
     phase = state[0]
@@ -370,7 +371,9 @@ def race_cards(state: State, hand: int, beating: list[int], race: int) -> list[i
     deal goes on after this trick, winning it gives the team the lead with a count that claims
     (its strongest beating card's thirds counted), or keeps the lead from opponents whose count
     with the trick's thirds so far would claim. ``RACE_MELDS``: where the team has won no trick
-    yet and the seat holds a meld, winning lets it meld; only cards outside its melds then."""
+    yet and the seat holds a meld, winning lets it meld; only cards outside its melds then.
+    ``RACE_FIRST``: where melds count, the team has won no trick yet and an opponent holds the
+    trick, winning lets the partner meld too; cards outside the seat's own melds."""
     table = state[4]
     rules = table[0]
     team = state[1] & 1
@@ -390,6 +393,11 @@ def race_cards(state: State, hand: int, beating: list[int], race: int) -> list[i
         melding = meld_cards(hand, table.melded)
         if melding:
             return [c for c in beating if not melding >> c & 1]
+    if race & RACE_FIRST and rules.melds and not table.won[team] and not _trick_so_far(state[3])[2]:
+        keep = meld_cards(hand, table.melded) if (hand & _TNA_ALL).bit_count() >= 3 else 0
+        wanted = [c for c in beating if not keep >> c & 1]
+        if wanted:
+            return wanted
     return []
 
 
