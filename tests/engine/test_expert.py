@@ -426,35 +426,38 @@ def _shrewd_card(state: State, race: int = 0) -> str:
     return codes(1 << (policy_action(state, [0, 0, 0, 0], True, race=race) & 31))[0]
 
 
+def _after_the_queen_of_spades(hands: list[str], preset: str = "pollack") -> State:
+    """Seat 0 has led QS, worth a third; seat 1, to follow, holds KS and 7S."""
+    state = run(deal(rules_for(preset), hands), "QS")
+    assert state.to_move == 1
+    return state
+
+
 def test_racing_rollouts_contest_a_trick_that_lets_them_meld_but_keep_the_meld():
     # Seat 1 holds three aces, which it may meld only once its team has won a trick.
     hands = _hands("QS 7C 8C JC QC KC 8D 7D / AH AD AC KS 7S 8H 7H JH"
                    " / TS 9S AS JS 8S TC 9C 9D / TD KD QD JD TH 9H KH QH")
-    state = run(deal(rules_for("pollack"), hands), "QS")
-    assert state.to_move == 1
+    state = _after_the_queen_of_spades(hands)
     assert _shrewd_card(state) == "7S"
     assert _shrewd_card(state, RACE_MELDS) == "KS"
     assert _shrewd_card(state, RACE_CLAIMS) == "7S"
     # With the fourth ace its only winner belongs to the meld: it keeps it.
     hands[1], hands[2] = "AH AD AC AS 7S 8H 7H JH", "TS 9S KS JS 8S TC 9C 9D"
-    state = run(deal(rules_for("pollack"), hands), "QS")
-    assert _shrewd_card(state, RACE_MELDS) == "7S"
+    assert _shrewd_card(_after_the_queen_of_spades(hands), RACE_MELDS) == "7S"
 
 
 def test_racing_rollouts_contest_an_opponents_trick_until_their_team_has_won_one():
     # Seat 1 holds no meld; its team has won no trick, so its partner could not meld yet.
     hands = _hands("QS 7C 8C JC QC AC 8D 7D / AH AD KC KS 7S 8H 7H JH"
                    " / TS 9S AS JS 8S TC 9C 9D / TD KD QD JD TH 9H KH QH")
-    state = run(deal(rules_for("pollack"), hands), "QS")
-    assert state.to_move == 1
+    state = _after_the_queen_of_spades(hands)
     assert _shrewd_card(state) == "7S"
     assert _shrewd_card(state, RACE_MELDS) == "7S"
     assert _shrewd_card(state, RACE_FIRST) == "KS"
     # Once its team has won a trick, a trick worth a third is not worth the king.
     assert _shrewd_card(evolve(state, won=(False, True)), RACE_FIRST) == "7S"
     # Where melds do not count, the first trick opens nothing.
-    state = run(deal(rules_for("quatre-sept"), hands), "QS")
-    assert _shrewd_card(state, RACE_FIRST) == "7S"
+    assert _shrewd_card(_after_the_queen_of_spades(hands, "quatre-sept"), RACE_FIRST) == "7S"
 
 
 def test_racing_rollouts_contest_a_trick_that_lets_them_claim():
