@@ -34,8 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bot_strength import bot_class, parse_bot
 
+from engine.actions import meld_name, meld_points
 from engine.bots import BotSeat
+from engine.cards import mask_from_codes
 from engine.duel import DuelTally, duplicate_pairs
+from engine.optional.melds import available_melds
 from engine.referee import MatchOutcome, Player
 from engine.rules import rules_for
 
@@ -62,18 +65,10 @@ def deal_swings(first: dict[str, Any], second: dict[str, Any]) -> Iterator[tuple
 
 def dealt_melds(hand: list[str]) -> dict[str, int]:
     """The melds a hand was dealt, as said in protocol 1 (``meld three A D``), with their points."""
-    melds = {}
-    for rank in "T9A":
-        suits = [card[1] for card in hand if card[0] == rank]
-        if len(suits) == 4:
-            melds[f"meld four {rank}"] = 4
-        elif len(suits) == 3:
-            missing = next(suit for suit in "CDHS" if suit not in suits)
-            melds[f"meld three {rank} {missing}"] = 3
-    for suit in "CDHS":
-        if all(rank + suit in hand for rank in "T9A"):
-            melds[f"meld pollack {suit}"] = 3
-    return melds
+    return {
+        "meld " + meld_name(meld): meld_points(meld)
+        for meld in available_melds(mask_from_codes(hand), 0)
+    }
 
 
 def opening_tally(replay: dict[str, Any], team_bots: tuple[str, str], tally: dict) -> None:

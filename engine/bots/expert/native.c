@@ -307,7 +307,8 @@ static uint32_t meld_cards(uint32_t hand, int melded) {
 /* Of the ``beating`` cards of a follower, those worth contesting this trick with whatever it
  * is worth (0: no such reason): winning it gives its team the lead with a count that claims
  * the match, keeps the lead from opponents who would claim on it, or, where its team has won
- * no trick yet, lets it meld (then only cards outside its melds). */
+ * no trick yet, lets it meld or (RACE_FIRST, against an opponent's card) lets its partner
+ * meld (then only cards outside its melds). */
 static uint32_t race_cards(const Deal *d, const Ctx *x, uint32_t hand, uint32_t beating,
                            SoFar f) {
     int team = d->to_move & 1, them = 1 - team;
@@ -317,13 +318,11 @@ static uint32_t race_cards(const Deal *d, const Ctx *x, uint32_t hand, uint32_t 
         int theirs = d->score[them] + (d->taken[them] + f.thirds) / 3 + d->melds[them];
         if (ours >= x->target || theirs >= x->target) return beating;
     }
-    if ((x->race & RACE_MELDS) && x->meld_rule && !d->won[team] && popcount(hand & TNA_ALL) >= 3) {
-        uint32_t melding = meld_cards(hand, d->melded);
-        if (melding) return beating & ~melding;
-    }
-    if ((x->race & RACE_FIRST) && x->meld_rule && !d->won[team] && !f.partner_wins) {
-        uint32_t keep = popcount(hand & TNA_ALL) >= 3 ? meld_cards(hand, d->melded) : 0;
-        if (beating & ~keep) return beating & ~keep;
+    if ((x->race & (RACE_MELDS | RACE_FIRST)) && x->meld_rule && !d->won[team]) {
+        uint32_t melding = popcount(hand & TNA_ALL) >= 3 ? meld_cards(hand, d->melded) : 0;
+        uint32_t outside = beating & ~melding;
+        if ((x->race & RACE_MELDS) && melding) return outside;
+        if ((x->race & RACE_FIRST) && !f.partner_wins && outside) return outside;
     }
     return 0;
 }

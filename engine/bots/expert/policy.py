@@ -341,7 +341,7 @@ def _shrewd(
             if run >= 0:
                 return run
         if race:
-            wanted = race_cards(state, hand, beating, race)
+            wanted = race_cards(state, hand, beating, race, partner_wins)
             if wanted:
                 sure = [c for c in wanted if not _STRONGER[c] & threat]
                 return max(sure) if sure else min(wanted)
@@ -365,7 +365,9 @@ def _must_hold_lead(state: State) -> bool:
     )
 
 
-def race_cards(state: State, hand: int, beating: list[int], race: int) -> list[int]:
+def race_cards(
+    state: State, hand: int, beating: list[int], race: int, partner_wins: bool
+) -> list[int]:
     """Of a follower's ``beating`` cards, those worth contesting the trick with whatever it is
     worth ([]: no such reason). ``RACE_CLAIMS``: where a claim is offered on the lead and the
     deal goes on after this trick, winning it gives the team the lead with a count that claims
@@ -384,20 +386,13 @@ def race_cards(state: State, hand: int, beating: list[int], race: int) -> list[i
         theirs = score[1 - team] + (taken[1 - team] + thirds) // 3 + melds[1 - team]
         if ours >= rules.target or theirs >= rules.target:
             return beating
-    if (
-        race & RACE_MELDS
-        and rules.melds
-        and not table.won[team]
-        and (hand & _TNA_ALL).bit_count() >= 3
-    ):
-        melding = meld_cards(hand, table.melded)
-        if melding:
-            return [c for c in beating if not melding >> c & 1]
-    if race & RACE_FIRST and rules.melds and not table.won[team] and not _trick_so_far(state[3])[2]:
-        keep = meld_cards(hand, table.melded) if (hand & _TNA_ALL).bit_count() >= 3 else 0
-        wanted = [c for c in beating if not keep >> c & 1]
-        if wanted:
-            return wanted
+    if race & (RACE_MELDS | RACE_FIRST) and rules.melds and not table.won[team]:
+        melding = meld_cards(hand, table.melded) if (hand & _TNA_ALL).bit_count() >= 3 else 0
+        outside = [c for c in beating if not melding >> c & 1]
+        if race & RACE_MELDS and melding:
+            return outside
+        if race & RACE_FIRST and not partner_wins and outside:
+            return outside
     return []
 
 
