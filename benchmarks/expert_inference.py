@@ -13,15 +13,27 @@ carding convention and reads it. The ``pool4`` readings pick each deal from four
 (``expert:pool``), so they weigh four times the deals for the same number kept.
 A finer instrument than duplicate pairs for the inference alone: the readings are compared on the
 same positions, so differences of a hundredth of a nat show in a few hundred positions.
+
+``--replica Q`` adds a measuring device, the ``replica`` reading (rules without low lead,
+signals or politaine): today's `pollack` reading (``model_all_p0.5``), with each sampled deal's
+weight also multiplied by Q for every card choice of the partner this deal that the partner's
+own algorithm would not have made holding that deal's hand: the partner bot, as it stood at
+that choice (its random state included), decides again on the partner's view with the sampled
+hand. In the true deal it plays every card the partner played (the script counts it): no
+model of the partner's play can read its cards closer than its own algorithm does, so this is
+the ceiling of reading card play. ``--replica-fresh`` gives the replica random numbers of its
+own, as a player knowing its partner's algorithm but not its random state would have.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 import random
 import statistics
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -43,7 +55,8 @@ from engine.bots.expert import (
 from engine.bots.expert.prune import tna_apart
 from engine.bots.expert.sampler import Sampler
 from engine.bots.expert.view import read_view
-from engine.bots.expert.world import Evidence, ReplayError, Worlds
+from engine.bots.expert.world import Evidence, ModelMemo, ReplayError, Worlds
+from engine.cards import CODES, parse_card
 from engine.deck import seeded_hands
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import RuleSet, rules_for
@@ -107,8 +120,16 @@ class Scorer:
         carding: bool = False,
         only: list[str] | None = None,
         reference: str = "shipped",
+        replica: float = 0.0,
+        fresh: bool = False,
     ) -> None:
         self.rules = rules
+        #: ``--replica Q``: the ``replica`` reading, and the partner's recorded turns it replays
+        self.replica = replica
+        self.fresh = fresh
+        self.partner_turns: list[tuple[dict[str, Any], Any, str]] = []
+        self.replica_memo = ModelMemo()
+        self.true_agree = [0, 0]
         self.deals = deals
         self.reference = reference
         unknown = {reference, *(only or ())} - READINGS.keys()
@@ -121,12 +142,17 @@ class Scorer:
                 raise SystemExit("with --carding the reference is the shipped reading")
             self.readings = {"none": READINGS["none"], "shipped": READINGS["shipped"]}
             self.readings.update([CARDING])
+        if replica:
+            self.readings["replica"] = READINGS["model_all_p0.5"]
         #: per reading, per position: (partner's log loss, opponents')
         self.loss: dict[str, list[tuple[float, float]]] = {name: [] for name in self.readings}
         self.positions = 0
 
     def score(self, state: dict[str, Any], seed: int) -> None:
         rules = self.rules
+        self._now_state = state
+        if self.replica:
+            self.check_truth(seed)
         self.positions += 1
         tna = tna_apart(rules)
         public = read_view(state, rules.low_lead)
@@ -146,6 +172,8 @@ class Scorer:
                 except ReplayError:  # a sample the record does not replay on: draw again
                     continue
                 drawn += 1
+                if name == "replica":
+                    weight *= self.replica_factor(world.hands[(view.seat + 2) % 4], view.seat)
                 total += weight
                 for s in range(4):
                     hand = world.hands[s]
@@ -156,6 +184,54 @@ class Scorer:
                 _log_loss(view.unknown, truth, held, total, seats) for seats in _groups(view.seat)
             )
             self.loss[name].append((partner, opponents))
+
+    def replica_factor(self, partner_hand: int, seat: int) -> float:
+        """How well the partner's own algorithm, with its random state at each of its card
+        choices this deal, replays its cards if it held ``partner_hand`` (now) in this deal:
+        1 where every recorded choice comes out the same, times ``replica`` per choice that
+        does not. Measuring device: no player knows its partner's random state."""
+        factor = 1.0
+        played_now = self._partner_played(self._now_state, (seat + 2) % 4)
+        for message, bot, chosen in self.partner_turns:
+            state = message["state"]
+            before = self._partner_played(state, (seat + 2) % 4)
+            hand = partner_hand | (played_now & ~before)
+            legal = _legal(hand, state, message["legal"])
+            if len(legal) < 2:
+                continue
+            asked = copy.deepcopy(message)
+            asked["state"]["hand"] = [CODES[c] for c in range(32) if hand >> c & 1]
+            asked["legal"] = legal
+            replica = copy.copy(bot)
+            replica.rng = copy.deepcopy(bot.rng)
+            if self.fresh:  # what a player could replay: its partner's algorithm, not its RNG
+                replica.rng = random.Random(hand * 31 + len(asked["state"]["tricks"]))
+            replica.model_memo = self.replica_memo
+            if replica._decide(asked, time.thread_time()) != chosen:
+                factor *= self.replica
+        return factor
+
+    @staticmethod
+    def _partner_played(state: dict[str, Any], partner: int) -> int:
+        played = 0
+        for trick in [*state["tricks"], state["trick"]]:
+            for i, card in enumerate(trick["cards"]):
+                if (trick["leader"] + i) % 4 == partner:
+                    played |= 1 << parse_card(card)
+        return played
+
+    def check_truth(self, seed: int) -> None:
+        """Counts the positions where, in the true deal, the replica plays every card the
+        partner played: all of them with the partner's random state (the device's check),
+        fewer with its own."""
+        state = self._now_state
+        dealt = seeded_hands(seed, state["deal"], state["redeals"], state["dealer"])
+        partner = (state["seat"] + 2) % 4
+        now = dealt[partner] & ~self._partner_played(state, partner)
+        saved, self.replica = self.replica, 0.0
+        self.true_agree[0] += self.replica_factor(now, state["seat"]) == 1.0
+        self.true_agree[1] += 1
+        self.replica = saved
 
     def report(self) -> list[str]:
         """Per reading: mean loss for the partner and the opponents, each with its difference
@@ -178,6 +254,19 @@ class Scorer:
                 )
             lines.append(f"  {name:14} {cells[0]}  {cells[1]}")
         return lines
+
+
+def _legal(hand: int, state: dict[str, Any], original: list[str]) -> list[str]:
+    """The engine's legal plays for ``hand`` at ``state`` (follow suit; no low lead, no
+    politaine), in its order, with the original's other actions (a claim) after them."""
+    cards = state["trick"]["cards"]
+    playable = hand
+    if cards:
+        suit = parse_card(cards[0]) >> 3
+        follow = hand & (0xFF << (suit * 8))
+        playable = follow or hand
+    plays = [f"play {CODES[c]}" for c in range(32) if playable >> c & 1]
+    return plays + [a for a in original if not a.startswith("play ")]
 
 
 def _groups(seat: int) -> tuple[list[int], list[int]]:
@@ -203,8 +292,25 @@ class Measured(ExpertBot):
     match_seed = 0
 
     def act(self, message: dict[str, Any]) -> str:
+        scorer = self.scorer
+        if scorer.replica and message["decision"] == "play":
+            deal = (self.match_seed, message["state"]["deal"], message["state"]["redeals"])
+            if getattr(scorer, "deal_key", None) != deal:
+                scorer.deal_key, scorer.partner_turns = deal, []
+                scorer.replica_memo = ModelMemo()
         if self.seat == 0 and message["decision"] == "play" and len(message["legal"]) > 1:
-            self.scorer.score(message["state"], self.match_seed)
+            scorer.score(message["state"], self.match_seed)
+        if (
+            scorer.replica
+            and self.seat == 2
+            and message["decision"] == "play"
+            and len(message["legal"]) > 1
+        ):
+            snapshot = copy.copy(self)
+            snapshot.rng = copy.deepcopy(self.rng)
+            chosen = super().act(message)
+            scorer.partner_turns.append((copy.deepcopy(message), snapshot, chosen))
+            return chosen
         return super().act(message)
 
 
@@ -228,12 +334,28 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--reference", default="shipped", help="the reading others are paired with")
     parser.add_argument(
+        "--replica",
+        type=float,
+        default=0.0,
+        help="add the replica reading: a deal's weight times this per partner card its own "
+        "algorithm, random state included, would not have played there (a measuring device)",
+    )
+    parser.add_argument(
         "--players", default="", help="the experts' options, e.g. prior=0.23 (bot_strength's form)"
+    )
+    parser.add_argument(
+        "--replica-fresh",
+        action="store_true",
+        help="the replica draws its own random numbers instead of the partner's",
     )
     args = parser.parse_args(argv)
     rules = rules_for(args.rules)
     only = [name for name in args.readings.split(",") if name] or None
-    scorer = Scorer(rules, args.deals, args.carding, only, args.reference)
+    if args.replica and (rules.low_lead != "off" or rules.signals or rules.politaine != "off"):
+        raise SystemExit("--replica reads plain card play: no low lead, signals or politaine")
+    scorer = Scorer(
+        rules, args.deals, args.carding, only, args.reference, args.replica, args.replica_fresh
+    )
     clock = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)  # no cap binds: replays exactly
     _, options = parse_bot(f"expert:{args.players}")
     if args.worlds:
@@ -250,6 +372,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.reference}) for the partner's hand, then the opponents'"
     )
     print("\n".join(scorer.report()))
+    if args.replica:
+        agree, asked = scorer.true_agree
+        print(
+            f"  the replica in the true deal played every partner card at {agree} of {asked} "
+            "positions"
+        )
     return 0
 
 
