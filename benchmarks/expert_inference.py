@@ -127,7 +127,10 @@ class Scorer:
         #: ``--replica Q``: the ``replica`` reading, and the partner's recorded turns it replays
         self.replica = replica
         self.fresh = fresh
-        self.partner_turns: list[tuple[dict[str, Any], Any, str]] = []
+        #: this deal's partner card choices: (turn message, the bot as it stood, its action, the
+        #: cards it had played before)
+        self.partner_turns: list[tuple[dict[str, Any], Any, str, int]] = []
+        self.deal_key: tuple[int, int, int] | None = None
         self.replica_memo = ModelMemo()
         self.true_agree = [0, 0]
         self.deals = deals
@@ -150,14 +153,16 @@ class Scorer:
 
     def score(self, state: dict[str, Any], seed: int) -> None:
         rules = self.rules
-        self._now_state = state
-        if self.replica:
-            self.check_truth(seed)
         self.positions += 1
         tna = tna_apart(rules)
         public = read_view(state, rules.low_lead)
         dealt = seeded_hands(seed, public.deal, public.redeals, public.dealer)
         truth = [dealt[s] & ~public.by_seat[s] for s in range(4)]
+        partner_seat = (public.seat + 2) % 4
+        if self.replica:
+            played = public.by_seat[partner_seat]
+            self.true_agree[0] += self._replica_misses(truth[partner_seat], played) == 0
+            self.true_agree[1] += 1
         for name, (evidence, twins, pool) in self.readings.items():
             view = read_view(state, rules.low_lead, twins, tna)
             worlds = Worlds(rules, view, "play", evidence)
@@ -173,7 +178,8 @@ class Scorer:
                     continue
                 drawn += 1
                 if name == "replica":
-                    weight *= self.replica_factor(world.hands[(view.seat + 2) % 4], view.seat)
+                    misses = self._replica_misses(world.hands[partner_seat], played)
+                    weight *= self.replica**misses
                 total += weight
                 for s in range(4):
                     hand = world.hands[s]
@@ -185,53 +191,29 @@ class Scorer:
             )
             self.loss[name].append((partner, opponents))
 
-    def replica_factor(self, partner_hand: int, seat: int) -> float:
-        """How well the partner's own algorithm, with its random state at each of its card
-        choices this deal, replays its cards if it held ``partner_hand`` (now) in this deal:
-        1 where every recorded choice comes out the same, times ``replica`` per choice that
-        does not. Measuring device: no player knows its partner's random state."""
-        factor = 1.0
-        played_now = self._partner_played(self._now_state, (seat + 2) % 4)
-        for message, bot, chosen in self.partner_turns:
+    def _replica_misses(self, partner_hand: int, played: int) -> int:
+        """How many of the partner's card choices this deal its own algorithm, with its random
+        state at each (or with ``fresh`` random numbers of its own), would have made otherwise
+        if it held ``partner_hand`` now, having played ``played`` so far this deal. In the true
+        deal, with its random state: none (the device's check, ``true_agree``). Measuring
+        device: no player knows its partner's random state."""
+        misses = 0
+        for message, bot, chosen, before in self.partner_turns:
             state = message["state"]
-            before = self._partner_played(state, (seat + 2) % 4)
-            hand = partner_hand | (played_now & ~before)
+            hand = partner_hand | (played & ~before)
             legal = _legal(hand, state, message["legal"])
             if len(legal) < 2:
                 continue
-            asked = copy.deepcopy(message)
-            asked["state"]["hand"] = [CODES[c] for c in range(32) if hand >> c & 1]
-            asked["legal"] = legal
+            hand_codes = [CODES[c] for c in range(32) if hand >> c & 1]
+            asked = {**message, "state": {**state, "hand": hand_codes}, "legal": legal}
             replica = copy.copy(bot)
-            replica.rng = copy.deepcopy(bot.rng)
             if self.fresh:  # what a player could replay: its partner's algorithm, not its RNG
-                replica.rng = random.Random(hand * 31 + len(asked["state"]["tricks"]))
+                replica.rng = random.Random(hand * 31 + len(state["tricks"]))
+            else:
+                replica.rng = copy.deepcopy(bot.rng)
             replica.model_memo = self.replica_memo
-            if replica._decide(asked, time.thread_time()) != chosen:
-                factor *= self.replica
-        return factor
-
-    @staticmethod
-    def _partner_played(state: dict[str, Any], partner: int) -> int:
-        played = 0
-        for trick in [*state["tricks"], state["trick"]]:
-            for i, card in enumerate(trick["cards"]):
-                if (trick["leader"] + i) % 4 == partner:
-                    played |= 1 << parse_card(card)
-        return played
-
-    def check_truth(self, seed: int) -> None:
-        """Counts the positions where, in the true deal, the replica plays every card the
-        partner played: all of them with the partner's random state (the device's check),
-        fewer with its own."""
-        state = self._now_state
-        dealt = seeded_hands(seed, state["deal"], state["redeals"], state["dealer"])
-        partner = (state["seat"] + 2) % 4
-        now = dealt[partner] & ~self._partner_played(state, partner)
-        saved, self.replica = self.replica, 0.0
-        self.true_agree[0] += self.replica_factor(now, state["seat"]) == 1.0
-        self.true_agree[1] += 1
-        self.replica = saved
+            misses += replica._decide(asked, time.thread_time()) != chosen
+        return misses
 
     def report(self) -> list[str]:
         """Per reading: mean loss for the partner and the opponents, each with its difference
@@ -295,7 +277,7 @@ class Measured(ExpertBot):
         scorer = self.scorer
         if scorer.replica and message["decision"] == "play":
             deal = (self.match_seed, message["state"]["deal"], message["state"]["redeals"])
-            if getattr(scorer, "deal_key", None) != deal:
+            if scorer.deal_key != deal:
                 scorer.deal_key, scorer.partner_turns = deal, []
                 scorer.replica_memo = ModelMemo()
         if self.seat == 0 and message["decision"] == "play" and len(message["legal"]) > 1:
@@ -308,8 +290,9 @@ class Measured(ExpertBot):
         ):
             snapshot = copy.copy(self)
             snapshot.rng = copy.deepcopy(self.rng)
+            before = read_view(message["state"], self.rules.low_lead).by_seat[self.seat]
             chosen = super().act(message)
-            scorer.partner_turns.append((copy.deepcopy(message), snapshot, chosen))
+            scorer.partner_turns.append((message, snapshot, chosen, before))
             return chosen
         return super().act(message)
 
