@@ -366,10 +366,19 @@ class PooledSeatProcess(ContainerProcess):
             self.popen.kill()
 
     def _release_warm(self) -> None:
+        """Keep the exit code pid 1 may have written, close the status pipe here (no later
+        ``poll`` may read a descriptor the remover thread closed, or one the process has since
+        reused for another seat's pipe), and leave the container to the remover."""
         for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             if stream is not None:
                 stream.close()
-        self._runner._remover.put(self.container, self._warm.pipes)
+        pipes = self._warm.pipes
+        self.wait_exit(0)
+        status, pipes.status = pipes.status, None
+        if status is not None:
+            with contextlib.suppress(OSError):
+                os.close(status)
+        self._runner._remover.put(self.container, pipes)
 
 
 class WarmDockerRunner(DockerRunner):
@@ -388,6 +397,8 @@ class WarmDockerRunner(DockerRunner):
         self.identity = f"{process_identity()}:{next(_POOLS)}"
         if state is None and os.environ.get(STATE_ENV):
             state = Path(os.environ[STATE_ENV])
+        #: The state folder is this runner's own (a temporary one): ``close`` removes it.
+        self.owns_state = state is None
         if state is None:
             self.state = Path(tempfile.mkdtemp(prefix="qs-docker-warm-"))
         else:
@@ -519,8 +530,9 @@ class WarmDockerRunner(DockerRunner):
         return PooledSeatProcess(warm, self, backend=self.name, signal_base=128)
 
     def close(self) -> None:
-        """Stop filling, remove the containers not taken, and wait until every container this
-        runner removes is gone. Idempotent (also called at exit)."""
+        """Stop filling, remove the containers not taken, wait until every container this
+        runner removes is gone, and remove the state folder if the runner made it. Idempotent
+        (also called at exit)."""
         atexit.unregister(self.close)
         with self._lock:
             self._closed = True
@@ -530,6 +542,8 @@ class WarmDockerRunner(DockerRunner):
             self._discard(warm)
         self._filler.join()
         self._remover.drain()
+        if self.owns_state:
+            shutil.rmtree(self.state, ignore_errors=True)
 
 
 class _Remover:

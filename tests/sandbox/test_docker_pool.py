@@ -47,6 +47,18 @@ def test_the_docker_backend_is_a_bounded_pool_unless_sized_zero(monkeypatch):
         WarmDockerRunner(size=0, client=_offline_client())
 
 
+def test_a_pool_removes_the_temporary_folder_it_made_but_not_one_it_was_given(tmp_path,
+                                                                              monkeypatch):
+    monkeypatch.delenv("QUATRESEPT_DOCKER_STATE", raising=False)
+    made = WarmDockerRunner(size=1, client=_offline_client())
+    assert made.state.is_dir()
+    made.close()
+    made.close()
+    assert not made.state.exists()
+    given = WarmDockerRunner(size=1, client=_offline_client(), state=tmp_path / "state")
+    given.close()
+    assert (tmp_path / "state").is_dir()
+
 def test_a_pool_container_keeps_every_flag_of_a_cold_seat(tmp_path):
     """The loader runs as root with SETUID and SETGID added, /bot is a tmpfs and pid 1 is the
     loader; everything else is the cold seat's spec (network, read-only root, cap-drop ALL,
@@ -121,6 +133,30 @@ def test_a_pooled_seat_plays_and_its_exit_code_is_its_bots(docker, make_bot):
         pool.close()
 
 
+@pytest.mark.docker
+def test_a_killed_pooled_seat_leaves_no_descriptor_to_the_remover(docker, make_bot):
+    """A seat killed before its bot exited hands its container to the remover thread with its
+    status pipe already closed: a later ``poll`` (the match's, racing that thread) can never read
+    a descriptor the thread closed, or one reused meanwhile for another seat's pipe."""
+    pool = WarmDockerRunner(size=1)
+    handed: list = []
+    put = pool._remover.put
+    pool._remover.put = lambda container, pipes=None: handed.append((container, pipes))
+    try:
+        session = open_session(pool, make_bot("import time\ntime.sleep(600)\n"), FAST)
+        assert session.process.poll() is None
+        session.close()
+        [(container, pipes)] = handed
+        assert pipes.status is None and pipes.fds == []
+        assert session.process.poll() is not None
+        assert session.process.describe_exit() != "is still running"
+        put(container, pipes)
+        pool._remover.drain()
+        assert_left_nothing(session)
+    finally:
+        pool._remover.put = put
+        pool.close()
+
 DEAD_WORKER = """
 import sys, time
 sys.path.insert(0, {repo!r})
@@ -136,12 +172,15 @@ time.sleep(600)
 
 
 @pytest.mark.docker
-def test_a_dead_workers_pool_is_removed(docker, monkeypatch):
+def test_a_dead_workers_pool_is_removed(docker, monkeypatch, tmp_path):
     """A worker process killed with its pool full: its started containers leave by themselves
-    (their pipes end), and the next pool of the same worker removes the one never started;
-    a live pool's containers stay."""
+    (their pipes end), and the next pool of the same worker removes the one never started and
+    the dead pool's seat folders (the worker's state folder, as a real worker sets it); a live
+    pool's containers and folders stay."""
     owner = f"pool-test-{os.getpid()}"
     monkeypatch.setenv("QUATRESEPT_SANDBOX_OWNER", owner)
+    state = tmp_path / "state"
+    monkeypatch.setenv("QUATRESEPT_DOCKER_STATE", str(state))
     worker = subprocess.Popen([sys.executable, "-c", textwrap.dedent(DEAD_WORKER).format(
         repo=str(REPO))], stdout=subprocess.PIPE, env=dict(os.environ))
     try:
@@ -161,6 +200,9 @@ def test_a_dead_workers_pool_is_removed(docker, monkeypatch):
             time.sleep(0.2)
         assert labels == [live.identity]
         assert remove_stale_pool_containers(owner, docker.client) == 0
+        pid, start, _ = live.identity.split(":")
+        seats = [path.name for path in state.glob("seat-*")]
+        assert seats and all(name.startswith(f"seat-{pid}-{start}-") for name in seats)
     finally:
         live.close()
     assert _pool_containers(docker.client, owner) == []
