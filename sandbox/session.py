@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 
 #: Grace between closing stdin at the end and killing the tree.
 CLOSE_GRACE_S = 1.0
-#: How long to wait for an exit code once stdout has closed.
-_EXIT_WAIT_S = 0.5
 
 
 class BotSession:
@@ -307,7 +305,7 @@ class BotSession:
             self._raise("protocol", f"the reply to {what} is refused: {error}: {_show(line)}")
 
     def _crashed(self, when: str) -> NoReturn:
-        code = self.process.wait_exit(_EXIT_WAIT_S)
+        code = self.process.wait_exit(self.process.exit_wait_s)
         self._channel.drain(0)
         how = "closed its stdout" if code is None else self.process.describe_exit()
         self._raise("crash", f"the bot {how} {when}; its stderr may say why")

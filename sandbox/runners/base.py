@@ -75,6 +75,10 @@ class BotProcess:
     """A started bot: its pipes (raw descriptors the caller takes over) and ``kill()``, which ends
     the whole process tree and frees what the runner reserved. ``kill`` is idempotent."""
 
+    #: Seconds to wait for the exit code once the bot has closed its stdout (off its clock: the
+    #: seat has already faulted; the code only words the fault).
+    exit_wait_s = 0.5
+
     def __init__(
         self,
         popen: subprocess.Popen[bytes],

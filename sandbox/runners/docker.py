@@ -99,6 +99,10 @@ def _meminfo_file(folder: Path, limits: Limits) -> Path:
 class ContainerProcess(BotProcess):
     """A ``BotProcess`` whose tree is the container ``container`` (its id)."""
 
+    #: The code comes with the ``docker`` CLI's exit, after the engine's teardown of the
+    #: container: seconds on a loaded host.
+    exit_wait_s = 3.0
+
     def __init__(self, popen: subprocess.Popen[bytes], *, container: str, **kw: Any) -> None:
         super().__init__(popen, **kw)
         self.container = container

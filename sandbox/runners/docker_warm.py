@@ -35,10 +35,12 @@ import atexit
 import collections
 import contextlib
 import errno
+import hashlib
 import io
 import itertools
 import json
 import os
+import re
 import secrets
 import select
 import shutil
@@ -75,10 +77,13 @@ CONNECT_S = 30.0
 #: forks the bot (uid 1000, the pipes on 0-2, the address-space rlimit, ``BOT_ENV`` alone) and
 #: becomes uid 1001 itself (no capability left, not dumpable: the bot can neither signal nor trace
 #: it; pid 1 ignores signals it has no handler for). It reaps what is orphaned to it until the bot
-#: exits, then kills every process left (``kill(-1)``: the bot's uid), reaps them, writes the bot's
-#: exit code (``waitstatus_to_exitcode``) to the status pipe and exits, which ends the container.
+#: exits, then reaps what has ended since. Nothing else left: it writes the bot's exit code
+#: (``waitstatus_to_exitcode``) to the status pipe and exits, which ends the container. Something
+#: of the bot's still running (uid 1001 may not signal uid 1000): it exits at once with the bot's
+#: code (128 + N for signal N) and writes no status; the kernel kills the rest of the pid
+#: namespace, and the ``docker`` CLI reports that code once the container has stopped.
 LOADER = f"connect_s = {CONNECT_S!r}\n" + """
-import io, json, os, resource, select, signal, tarfile, time
+import io, json, os, resource, select, tarfile, time
 seat = "/run/seat/"
 deadline = time.monotonic() + connect_s
 def connect(name):
@@ -140,12 +145,9 @@ while True:
         break
 code = os.waitstatus_to_exitcode(status)
 try:
-    os.kill(-1, signal.SIGKILL)
-except OSError:
-    pass
-try:
-    while True:
-        os.waitpid(-1, 0)
+    while os.waitpid(-1, os.WNOHANG)[0]:
+        pass
+    os._exit(code if code >= 0 else 128 - code)
 except ChildProcessError:
     pass
 os.write(fd_status, str(code).encode())
@@ -192,6 +194,12 @@ def remove_stale_pool_containers(owner: str | None = None, client: Any = None) -
         with contextlib.suppress(Exception):
             client.remove_container(container["Id"], force=True)
     return len(stale)
+
+
+def owner_folder(owner: str) -> str:
+    """The name of worker ``owner``'s folder of seats: readable, and distinct per owner."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", owner)[:40]
+    return f"{slug}-{hashlib.sha256(owner.encode()).hexdigest()[:12]}"
 
 
 def _remove_stale_seat_folders(state: Path) -> None:
@@ -384,7 +392,8 @@ class PooledSeatProcess(ContainerProcess):
 class WarmDockerRunner(DockerRunner):
     """A ``DockerRunner`` serving seats from at most ``size`` pre-started containers, each handed
     out once and removed after its seat. ``state``: where the seats' pipes and /proc/meminfo
-    files go (default ``$STATE_ENV``, else a new temporary folder)."""
+    files go, in a subfolder per worker (``owner_folder``; default ``$STATE_ENV``, else a new
+    temporary folder)."""
 
     name = "docker"
 
@@ -399,12 +408,14 @@ class WarmDockerRunner(DockerRunner):
             state = Path(os.environ[STATE_ENV])
         #: The state folder is this runner's own (a temporary one): ``close`` removes it.
         self.owns_state = state is None
-        if state is None:
-            self.state = Path(tempfile.mkdtemp(prefix="qs-docker-warm-"))
-        else:
-            self.state = state
-            self.state.mkdir(parents=True, exist_ok=True)
-        self.state.chmod(0o711)
+        #: The folder given (or made); the seats' files go in ``state``, a subfolder of it.
+        self.state_root = state or Path(tempfile.mkdtemp(prefix="qs-docker-warm-"))
+        #: This worker's seats' folder: workers sharing the root (compose's scaled workers, each
+        #: in a pid namespace of its own, where another's pool process looks dead) never meet.
+        self.state = self.state_root / owner_folder(sandbox_owner())
+        self.state.mkdir(parents=True, exist_ok=True)
+        for folder in (self.state_root, self.state):
+            folder.chmod(0o711)
         self._base_spec = self.warm_spec()
         self._seat_names = itertools.count()
         self._ready: collections.deque[_Warm] = collections.deque()
@@ -479,6 +490,7 @@ class WarmDockerRunner(DockerRunner):
     def _fill(self) -> None:
         with contextlib.suppress(Exception):  # no engine yet: the next pool sweeps
             remove_stale_pool_containers(client=self.client)
+        with contextlib.suppress(OSError):
             _remove_stale_seat_folders(self.state)
         while True:
             with self._lock:
@@ -504,30 +516,48 @@ class WarmDockerRunner(DockerRunner):
             raise TypeError(f"the docker runner takes an InstalledBot, not {type(bot).__name__}")
         if limits is not None and limits != self.limits:
             return super().start(bot, limits)
-        # Bounded: at most two matches' containers wait for removal behind the one starting.
-        self._remover.wait_below(2 * self.size, timeout=30)
-        with self._lock:
-            warm = self._ready.popleft() if self._ready else None  # each container once
-            self._lock.notify_all()
-        if warm is None:
-            try:
-                warm = self._start_one()
-            except DockerUnavailable:
-                raise
-            except Exception as exc:
-                raise DockerUnavailable(f"cannot start a bot container: {exc}") from exc
         runtime, entry, *args = bot.command
         data = bot_tar(bot.folder)
         head = json.dumps({
             "tar": len(data), "as": self.limits.memory_bytes, "env": dict(BOT_ENV),
             "argv": [runtime, *INTERPRETER_FLAGS.get(runtime, ()), entry, *args],
         }).encode()
+        files = len(head).to_bytes(8, "big") + head + data
+        # Bounded: at most two matches' containers wait for removal behind the one starting.
+        self._remover.wait_below(2 * self.size, timeout=30)
+        warm = self._take()
+        if warm is not None:
+            try:
+                warm.pipes.send(files, time.monotonic() + 30)
+                return PooledSeatProcess(warm, self, backend=self.name, signal_base=128)
+            except DockerUnavailable:  # it died waiting (the engine restarted, say): a new one
+                self._discard(warm)
+            except BaseException:
+                self._discard(warm)
+                raise
         try:
-            warm.pipes.send(len(head).to_bytes(8, "big") + head + data, time.monotonic() + 30)
+            warm = self._start_one()
         except DockerUnavailable:
+            raise
+        except Exception as exc:
+            raise DockerUnavailable(f"cannot start a bot container: {exc}") from exc
+        try:
+            warm.pipes.send(files, time.monotonic() + 30)
+        except BaseException:
             self._discard(warm)
             raise
         return PooledSeatProcess(warm, self, backend=self.name, signal_base=128)
+
+    def _take(self) -> _Warm | None:
+        """A pre-started container whose ``docker start`` still runs, each handed out once;
+        the dead ones met on the way are removed."""
+        while True:
+            with self._lock:
+                warm = self._ready.popleft() if self._ready else None
+                self._lock.notify_all()
+            if warm is None or warm.popen.poll() is None:
+                return warm
+            self._discard(warm)
 
     def close(self) -> None:
         """Stop filling, remove the containers not taken, wait until every container this
@@ -543,7 +573,7 @@ class WarmDockerRunner(DockerRunner):
         self._filler.join()
         self._remover.drain()
         if self.owns_state:
-            shutil.rmtree(self.state, ignore_errors=True)
+            shutil.rmtree(self.state_root, ignore_errors=True)
 
 
 class _Remover:
@@ -561,11 +591,15 @@ class _Remover:
     def put(self, container: str, pipes: _Pipes | None = None) -> None:
         with self.idle:
             self.queue.append((container, pipes))
-            self.running = [thread for thread in self.running if thread.is_alive()]
-            if len(self.running) < self.threads:
-                thread = threading.Thread(target=self._run, name="docker-remove", daemon=True)
-                self.running.append(thread)
-                thread.start()
+            self._spawn()
+
+    def _spawn(self) -> None:
+        """Start one more thread if fewer than ``threads`` run (the lock held)."""
+        self.running = [thread for thread in self.running if thread.is_alive()]
+        if len(self.running) < self.threads:
+            thread = threading.Thread(target=self._run, name="docker-remove", daemon=True)
+            self.running.append(thread)
+            thread.start()
 
     def pending(self) -> int:
         """Containers put here and not yet removed."""
@@ -582,13 +616,16 @@ class _Remover:
     def _run(self) -> None:
         while True:
             with self.idle:
-                if not self.queue:
+                if not self.queue:  # leaves the list under the lock: a ``put`` from now on
+                    with contextlib.suppress(ValueError):  # starts a thread of its own
+                        self.running.remove(threading.current_thread())
                     self.idle.notify_all()
                     return
                 container, pipes = self.queue.popleft()
                 self.busy += 1
             try:
-                self.runner._remove(container)
+                with contextlib.suppress(Exception):  # the engine's error: the next pool sweeps
+                    self.runner._remove(container)
                 if pipes is not None:
                     pipes.close()
                     shutil.rmtree(pipes.folder, ignore_errors=True)
@@ -604,5 +641,8 @@ class _Remover:
                 threads = [thread for thread in self.running if thread.is_alive()]
                 if not threads and not self.queue:
                     return
+                if not threads:  # a thread died with work left: never spin on it
+                    self._spawn()
+                    threads = list(self.running)
             for thread in threads:
                 thread.join()

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -19,10 +20,19 @@ from sandbox.runners.docker import OWNER_LABEL, DockerRunner, sandbox_owner
 from sandbox.runners.docker_warm import (
     POOL_LABEL,
     WarmDockerRunner,
+    _Remover,
+    owner_folder,
     process_identity,
     remove_stale_pool_containers,
 )
-from tests.sandbox.helpers import FAST, assert_left_nothing, hello, play_match, python_bot
+from tests.sandbox.helpers import (
+    FAST,
+    assert_left_nothing,
+    hello,
+    nothing_runs,
+    play_match,
+    python_bot,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -51,13 +61,57 @@ def test_a_pool_removes_the_temporary_folder_it_made_but_not_one_it_was_given(tm
                                                                               monkeypatch):
     monkeypatch.delenv("QUATRESEPT_DOCKER_STATE", raising=False)
     made = WarmDockerRunner(size=1, client=_offline_client())
-    assert made.state.is_dir()
+    assert made.state.is_dir() and made.state.parent == made.state_root
     made.close()
     made.close()
-    assert not made.state.exists()
+    assert not made.state_root.exists()
     given = WarmDockerRunner(size=1, client=_offline_client(), state=tmp_path / "state")
     given.close()
     assert (tmp_path / "state").is_dir()
+
+def test_a_pool_sweeps_only_its_own_workers_dead_seat_folders(tmp_path, monkeypatch):
+    """Workers sharing a state folder (compose's scaled workers: each in a pid namespace of its
+    own, where another worker's pool process looks dead) keep their seats apart: a new pool
+    removes its own worker's dead seat folders and never another worker's."""
+    state = tmp_path / "state"
+    dead = "seat-999999999-1-0-0123456789abcdef"
+    for owner in ("worker-a/celery@a", "worker-b/celery@b"):
+        (state / owner_folder(owner) / dead).mkdir(parents=True)
+    monkeypatch.setenv("QUATRESEPT_SANDBOX_OWNER", "worker-a/celery@a")
+    pool = WarmDockerRunner(size=1, client=_offline_client(), state=state)
+    try:
+        mine = state / owner_folder("worker-a/celery@a")
+        assert pool.state == mine
+        deadline = time.monotonic() + 10
+        while (mine / dead).exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not (mine / dead).exists()
+        assert (state / owner_folder("worker-b/celery@b") / dead).is_dir()
+    finally:
+        pool.close()
+    assert owner_folder("a/b") != owner_folder("a_b")
+
+def test_the_remover_goes_on_after_an_engine_error():
+    """A removal fails with a container queued behind it (queued while the only thread was busy,
+    so no thread was added): the queued one is still removed and ``drain`` returns."""
+    release, removed = threading.Event(), []
+
+    class Engine:
+        def _remove(self, container: str) -> None:
+            if container == "dies":
+                release.wait(5)
+                raise RuntimeError("the engine's client failed")
+            removed.append(container)
+
+    remover = _Remover(Engine(), threads=1)  # type: ignore[arg-type]
+    remover.put("dies")
+    remover.put("queued")
+    release.set()
+    drained = threading.Thread(target=remover.drain, daemon=True)
+    drained.start()
+    drained.join(10)
+    assert not drained.is_alive()
+    assert removed == ["queued"] and remover.pending() == 0
 
 def test_a_pool_container_keeps_every_flag_of_a_cold_seat(tmp_path):
     """The loader runs as root with SETUID and SETGID added, /bot is a tmpfs and pid 1 is the
@@ -123,6 +177,8 @@ def test_a_pooled_seat_plays_and_its_exit_code_is_its_bots(docker, make_bot):
     try:
         with open_session(pool, make_bot(python_bot()), FAST) as session:
             assert play_match(session) == ["play TH"] * 3
+            session.end_input()
+            assert session.process.wait_exit(20) == 0
         assert session.process.poll() == 0
         crash = open_session(pool, make_bot("import sys\nsys.exit(3)\n"), FAST)
         assert crash.process.wait_exit(30) == 3
@@ -146,15 +202,61 @@ def test_a_killed_pooled_seat_leaves_no_descriptor_to_the_remover(docker, make_b
         session = open_session(pool, make_bot("import time\ntime.sleep(600)\n"), FAST)
         assert session.process.poll() is None
         session.close()
-        [(container, pipes)] = handed
+        [pipes] = [p for c, p in handed if c == session.process.container]
         assert pipes.status is None and pipes.fds == []
         assert session.process.poll() is not None
         assert session.process.describe_exit() != "is still running"
-        put(container, pipes)
+        for each in handed:
+            put(*each)
         pool._remover.drain()
         assert_left_nothing(session)
     finally:
         pool._remover.put = put
+        pool.close()
+
+@pytest.mark.docker
+def test_a_pre_started_container_that_died_waiting_costs_no_seat(docker, make_bot):
+    """The engine killed the pre-started container (a restart, an operator): the seat is served
+    by a new one and plays."""
+    pool = WarmDockerRunner(size=1)
+    try:
+        deadline = time.monotonic() + 60
+        while not pool._ready and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [waiting] = list(pool._ready)
+        docker.client.kill(waiting.container, signal="SIGKILL")
+        with open_session(pool, make_bot(python_bot()), FAST) as session:
+            assert session.process.container != waiting.container
+            assert play_match(session) == ["play TH"] * 3
+        assert_left_nothing(session)
+    finally:
+        pool.close()
+
+LEAVES_A_CHILD = """
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    os.close(0); os.close(1); os.close(2)
+    time.sleep(600)
+    os._exit(0)
+sys.exit(5)
+"""
+
+
+@pytest.mark.docker
+def test_a_pooled_seat_whose_bot_leaves_a_process_ends_with_its_bots_code(docker, make_bot):
+    """The bot exits leaving a process of its own behind: the seat ends with the bot's code
+    without the engine's kill (its pid 1, which may not signal the bot's uid, exits and the
+    kernel ends the rest), and nothing of it runs."""
+    pool = WarmDockerRunner(size=1)
+    try:
+        session = open_session(pool, make_bot(LEAVES_A_CHILD), FAST)
+        assert session.process.wait_exit(20) == 5
+        assert session.process.describe_exit() == "exited with code 5"
+        assert nothing_runs(session, within=5)
+        session.close()
+        assert_left_nothing(session)
+    finally:
         pool.close()
 
 DEAD_WORKER = """
@@ -201,7 +303,8 @@ def test_a_dead_workers_pool_is_removed(docker, monkeypatch, tmp_path):
         assert labels == [live.identity]
         assert remove_stale_pool_containers(owner, docker.client) == 0
         pid, start, _ = live.identity.split(":")
-        seats = [path.name for path in state.glob("seat-*")]
+        seats = [path.name for path in live.state.glob("seat-*")]
+        assert live.state.parent == state
         assert seats and all(name.startswith(f"seat-{pid}-{start}-") for name in seats)
     finally:
         live.close()
