@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 #: Largest package blob, in bytes (the sandbox's own cap on an upload is below it).
 MAX_BLOB_BYTES = 8 * 1024 * 1024
@@ -216,6 +217,9 @@ class Match(models.Model):
     failure = models.TextField(blank=True, default="")
     play_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    #: When its task was last sent, or is due (a platform retry's, later): a match queued since
+    #: well before now while no match task waits in the broker has lost its task.
+    queued_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

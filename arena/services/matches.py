@@ -351,8 +351,11 @@ def match_requeue(*, match_id: int) -> bool:
             return False  # its round-robin was cancelled
         match.status = MatchStatus.QUEUED
         match.failure = ""
+        match.attempts = 0  # a fresh set of attempts (``match_platform_failure``)
+        match.queued_at = timezone.now()
         match.started_at = match.finished_at = None
-        match.save(update_fields=["status", "failure", "started_at", "finished_at"])
+        match.save(update_fields=[
+            "status", "failure", "attempts", "queued_at", "started_at", "finished_at"])
         Replay.objects.filter(match=match).delete()  # only a finished match has a replay
         if match.kind == MatchKind.VALIDATION:
             version_validation_reset(version=_validated_seat(match).version)
@@ -409,14 +412,17 @@ def matches_resend_orphans(*, now: datetime | None = None) -> list[int]:
 def matches_resend_queued(
     *, queued_before: datetime, tournament_id: int | None = None
 ) -> list[int]:
-    """Send again the task of every match (of ``tournament_id``) queued at ``queued_before`` or
-    earlier; a task delivered twice writes once. Returns the ids, in order."""
-    queued = Match.objects.filter(status=MatchStatus.QUEUED, created_at__lte=queued_before)
+    """Send again the task of every match (of ``tournament_id``) whose task was last sent (or
+    was due) at ``queued_before`` or earlier, and note the time sent; a task delivered twice
+    writes once. Returns the ids, in order."""
+    queued = Match.objects.filter(status=MatchStatus.QUEUED, queued_at__lte=queued_before)
     if tournament_id is not None:
         queued = queued.filter(tournament_id=tournament_id)
     ids = list(queued.order_by("pk").values_list("pk", flat=True))
     if ids:
         with transaction.atomic():
+            Match.objects.filter(pk__in=ids, status=MatchStatus.QUEUED).update(
+                queued_at=timezone.now())
             queue_matches(match_ids=ids)
     return ids
 

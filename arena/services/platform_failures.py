@@ -12,6 +12,7 @@ can re-queue it.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -31,16 +32,19 @@ def match_platform_failure(*, match_id: int, error: BaseException) -> bool:
     again; False if it is void (or not running)."""
     cause = f"{type(error).__name__}: {error}"[:2000]
     limit = settings.ARENA_MATCH_ATTEMPTS
+    delay = settings.ARENA_PLATFORM_RETRY_DELAY
     with transaction.atomic():
         again = Match.objects.filter(
             pk=match_id, status=MatchStatus.RUNNING, attempts__lt=limit
         ).exclude(tournament__status=TournamentStatus.CANCELLED).update(
             status=MatchStatus.QUEUED, started_at=None,
+            # its task is held by a worker until then: not lost (``matches_resend_orphans``)
+            queued_at=timezone.now() + timedelta(seconds=delay),
             failure=f"attempt failed at {timezone.now():%Y-%m-%d %H:%M:%S} UTC, played again: "
             f"{cause}",
         )
         if again:
-            send_after_commit(RUN_MATCH, match_id, countdown=settings.ARENA_PLATFORM_RETRY_DELAY)
+            send_after_commit(RUN_MATCH, match_id, countdown=delay)
     if again:
         log.warning("match %s: the platform failed (%s); it is played again", match_id, cause)
         return True
@@ -51,3 +55,23 @@ def match_platform_failure(*, match_id: int, error: BaseException) -> bool:
         f"nobody (no result, no rating). Last error: {cause}",
     )
     return False
+
+
+#: Starts beyond ``ARENA_MATCH_ATTEMPTS`` a match may take after its worker was lost (the broker
+#: redelivers the task of a worker that died): then it is void, not played again forever.
+LOST_WORKER_STARTS = 2
+
+
+def match_started_too_often(*, match: Match) -> bool:
+    """Void ``match`` (just started: ``attempts`` counts this start) if it has been started more
+    than ``ARENA_MATCH_ATTEMPTS + LOST_WORKER_STARTS`` times: each start beyond the platform's
+    retries means a worker was lost playing it (killed for memory, its host gone), and a match
+    that keeps losing its worker must not hold a worker, or its round-robin, for ever. True if
+    it is now void."""
+    if match.attempts <= settings.ARENA_MATCH_ATTEMPTS + LOST_WORKER_STARTS:
+        return False
+    return match_fail(
+        match_id=match.pk,
+        reason=f"void: started {match.attempts} times, its worker lost while playing it; it "
+        "counts for nobody (no result, no rating). Re-queue it once the workers are sound.",
+    )

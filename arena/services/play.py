@@ -14,7 +14,10 @@ from arena.runtime.cache import cached_install
 from arena.runtime.play import play_seats
 from arena.runtime.specs import BotSpec
 from arena.services.matches import match_after_record, match_record_result, match_start
-from arena.services.platform_failures import match_platform_failure
+from arena.services.platform_failures import (
+    match_platform_failure,
+    match_started_too_often,
+)
 from engine import AnnouncedClock, Player, rules_from_dict
 
 log = logging.getLogger(__name__)
@@ -35,6 +38,8 @@ def match_play(*, match_id: int) -> bool:
         match_after_record(match_id=match_id)
         return False
     match = started.match
+    if match_started_too_often(match=match):
+        return False
     try:
         specs, players = match_bots(seats=started.seats)
         played = play_seats(

@@ -97,6 +97,29 @@ def test_a_redelivered_running_match_is_played_again(tournament):
     assert match.status == MatchStatus.FINISHED and match.attempts == 2
 
 
+def test_a_match_that_keeps_losing_its_worker_is_void_not_played_for_ever(tournament, settings):
+    """Each redelivery after a lost worker starts the match again; past the platform's attempts
+    and two more, the start makes it void (no result, its round-robin goes on) instead."""
+    from arena.services.platform_failures import LOST_WORKER_STARTS
+
+    settings.ARENA_MATCH_ATTEMPTS = 3
+    match, other = tournament.matches.all()
+    starts = settings.ARENA_MATCH_ATTEMPTS + LOST_WORKER_STARTS
+    Match.objects.filter(pk=other.pk).update(status=MatchStatus.RUNNING, attempts=starts - 1)
+    assert match_play(match_id=other.pk) is True  # the last start allowed plays
+    Match.objects.filter(pk=match.pk).update(status=MatchStatus.RUNNING, attempts=starts)
+    with mock.patch("arena.services.play.play_seats") as played:
+        assert match_play(match_id=match.pk) is False
+    assert not played.called
+    match.refresh_from_db()
+    assert match.status == MatchStatus.FAILED and match.winner is None
+    assert match.failure.startswith(f"void: started {starts + 1} times")
+    assert match_requeue(match_id=match.pk) is True
+    match.refresh_from_db()
+    assert (match.status, match.attempts) == (MatchStatus.QUEUED, 0)  # staff: a fresh start
+    assert match_play(match_id=match.pk) is True
+
+
 def test_the_sweep_fails_stuck_matches_and_they_can_be_requeued(tournament, run_tasks, settings):
     stuck, fresh = list(tournament.matches.all())
     long_ago = timezone.now() - timedelta(seconds=settings.ARENA_STUCK_AFTER + 5)
@@ -219,7 +242,7 @@ def test_the_sweep_resends_the_lost_tasks_of_queued_matches(
     from arena.services.matches import matches_resend_orphans
 
     ids = sorted(tournament.matches.values_list("pk", flat=True))
-    tournament.matches.update(created_at=timezone.now() - timedelta(minutes=age_minutes))
+    tournament.matches.update(queued_at=timezone.now() - timedelta(minutes=age_minutes))
     with (
         mock.patch("arena.services.matches.matches_waiting_in_broker", return_value=waiting),
         mock.patch("arena.tasks.run_match.apply_async") as delay,
@@ -227,6 +250,30 @@ def test_the_sweep_resends_the_lost_tasks_of_queued_matches(
     ):
         assert matches_resend_orphans() == (ids if resent else [])
     assert sorted(call.args[0][0] for call in delay.call_args_list) == (ids if resent else [])
+    if resent:  # stamped as sent now: the next minute's sweep does not send them again
+        with mock.patch("arena.services.matches.matches_waiting_in_broker", return_value=0):
+            assert matches_resend_orphans() == []
+
+
+def test_a_match_waiting_for_its_platform_retry_is_not_taken_for_lost(tournament, settings):
+    """A platform failure queues the match again with its task held by a worker until the retry
+    is due (invisible in the broker's count): the lost-task sweep must not send a second task,
+    which would play the match twice at once. Once the retry is long overdue, it does."""
+    from arena.services.matches import matches_resend_orphans
+    from arena.services.platform_failures import match_platform_failure
+
+    settings.ARENA_PLATFORM_RETRY_DELAY = 600
+    match = tournament.matches.first()
+    long_ago = timezone.now() - timedelta(hours=1)
+    Match.objects.filter(pk=match.pk).update(
+        status=MatchStatus.RUNNING, attempts=1, created_at=long_ago, queued_at=long_ago)
+    with mock.patch("arena.services.platform_failures.send_after_commit") as sent:
+        assert match_platform_failure(match_id=match.pk, error=RuntimeError("no engine")) is True
+    assert sent.call_args.kwargs["countdown"] == 600
+    with mock.patch("arena.services.matches.matches_waiting_in_broker", return_value=0):
+        assert match.pk not in matches_resend_orphans(now=timezone.now() + timedelta(minutes=3))
+        later = timezone.now() + timedelta(seconds=600) + timedelta(minutes=3)
+        assert match.pk in matches_resend_orphans(now=later)
 
 
 @pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored")  # meant: published
