@@ -12,8 +12,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.runtime.seats import FaultedSeat, SessionSeat
-from engine import AnnouncedClock, SeatFault
+from arena.runtime.seats import SessionSeat
+from engine import AnnouncedClock
 from engine.bots import BUILTIN_BOTS
 from sandbox import (
     Clock as SandboxClock,
@@ -26,7 +26,6 @@ from sandbox import (
     confined_runner,
     open_session,
 )
-from sandbox.runners.runtimes import RuntimeNotFound
 
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,9 +57,11 @@ class BotSpec:
         return cls(label=label, installed=installed)
 
 
-def start_seat(spec: BotSpec, clock: AnnouncedClock, backend: str) -> SessionSeat | FaultedSeat:
-    """Start the bot's process and wrap it as a referee seat. A bot whose runtime is missing here
-    becomes a seat that faults (``crash``); any other start failure is the platform's and raises."""
+def start_seat(spec: BotSpec, clock: AnnouncedClock, backend: str) -> SessionSeat:
+    """Start the bot's process and wrap it as a referee seat. A failure to start is the
+    platform's and raises, a runtime missing on this host included (``RuntimeNotFound``: the
+    platform accepted the bot's runtime, so the host lacks what it promised; the match is played
+    again, elsewhere or later, and no bot loses it)."""
     sandbox_clock = SandboxClock(clock.hello_ms, clock.move_ms, clock.bank_ms)
     if spec.builtin:
         program = TrustedProgram(
@@ -69,11 +70,7 @@ def start_seat(spec: BotSpec, clock: AnnouncedClock, backend: str) -> SessionSea
             env=_trusted_env(),
         )
         return SessionSeat(open_session(_trusted_runner(), program, sandbox_clock))
-    try:
-        session = open_session(_confined_runner(backend), spec.installed, sandbox_clock)
-    except RuntimeNotFound as error:
-        return FaultedSeat(SeatFault("crash", f"the bot could not start: {error}"))
-    return SessionSeat(session)
+    return SessionSeat(open_session(_confined_runner(backend), spec.installed, sandbox_clock))
 
 
 def _trusted_env() -> dict[str, str]:

@@ -115,3 +115,25 @@ def test_no_hostile_bot_reaches_the_platform_failure_path(
         assert len(faulted) == 1 and faulted[0].version_id == hostile
         assert faulted[0].fault_kind in ("protocol", "illegal", "crash", "timeout")
         assert match.winner == faulted[0].seat % 2 ^ 1  # the other team wins
+
+
+def test_a_runtime_missing_on_the_worker_is_the_platforms_failure_not_the_bots(
+    alice, bob, run_tasks, settings
+):
+    """A worker host without the interpreter a bot's accepted runtime needs: the match is played
+    again later (the platform's failure), and no seat is charged with a fault."""
+    from sandbox.runners.runtimes import RuntimeNotFound
+
+    a = _ready(alice, "first-a", FIRST_BOT)
+    b = _ready(bob, "first-b", FIRST_BOT)
+    missing = RuntimeNotFound("runtime 'python3' is not installed here (looked at [])")
+    with mock.patch("arena.runtime.specs.open_session", side_effect=missing), \
+            mock.patch.object(platform_failures, "send_after_commit") as again, run_tasks():
+        tournament = tournament_create(
+            created_by=alice, name="t", rules={"preset": "pollack"}, version_ids=[a, b], pairs=1
+        )
+    assert again.call_count == 2
+    for match in Match.objects.filter(tournament=tournament):
+        assert match.status == MatchStatus.QUEUED and match.winner is None
+        assert "RuntimeNotFound" in match.failure and "played again" in match.failure
+        assert not match.seats.exclude(fault_kind="").exists()
