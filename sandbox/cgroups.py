@@ -32,6 +32,7 @@ import contextlib
 import errno
 import itertools
 import os
+import secrets
 import signal
 import time
 from dataclasses import dataclass
@@ -162,9 +163,14 @@ class SeatCgroup:
         if support.mode not in ("v1", "v2"):
             raise ValueError(f"no cgroup support: {support.reason}")
         self.mode = support.mode
-        name = f"seat-{os.getpid()}-{next(_ids)}"
+        # the token: a later process under a dead one's pid never meets the groups it left
+        name = f"seat-{os.getpid()}-{next(_ids)}-{secrets.token_hex(4)}"
         self.folders = tuple(parent / name for parent in support.parents) + (
             (support.cpu_parent / name,) if support.cpu_parent else ())
+        #: Each directory once: systemd's v1 layout mounts ``cpu`` and ``cpuacct`` as one
+        #: hierarchy (``cpu,cpuacct``, the two names links to it), where the two are the same.
+        self._distinct = tuple({os.path.realpath(f): f for f in self.folders}.values())
+        self._procs: list[int] = []
         #: Where the seat's processes are listed, and the file of its cumulative CPU time.
         self._members = self.folders[0] if self.mode == "v2" else self.folders[1]
         self._cpu_file: Path | None = None
@@ -178,9 +184,9 @@ class SeatCgroup:
             self.weight_file = self.folders[0] / "cpu.weight"
         elif support.cpu_parent is not None:
             self.weight_file = self.folders[-1] / "cpu.shares"
-        for folder in self.folders:
-            folder.mkdir()
         try:
+            for folder in self._distinct:
+                folder.mkdir()
             if self.mode == "v2":
                 (folder,) = self.folders
                 (folder / "memory.max").write_text(str(memory_bytes))
@@ -193,13 +199,14 @@ class SeatCgroup:
                 with contextlib.suppress(OSError):  # swap accounting off: no memsw files
                     (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
                 (pids / "pids.max").write_text(str(processes))
+            # Opened now so that the child joins with a plain ``write`` (no path lookup, no
+            # alloc). (O_CREAT is a no-op on a cgroup filesystem, where the kernel made the file.)
+            for folder in self._distinct:
+                self._procs.append(os.open(folder / "cgroup.procs",
+                                           os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC))
         except BaseException:
             self.remove()
             raise
-        #: Opened now so that the child joins with a plain ``write`` (no path lookup, no alloc).
-        #: (O_CREAT is a no-op on a cgroup filesystem, where the kernel made the file.)
-        self._procs = [os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC)
-                       for folder in self.folders]
 
     def procs_fds(self) -> tuple[int, ...]:
         """The open ``cgroup.procs`` descriptors: writing ``0`` to each joins the seat."""
@@ -252,7 +259,7 @@ class SeatCgroup:
 
     def remove(self, timeout: float = 2.0) -> bool:
         """Kill what is left in the seat and remove its cgroup(s); True when they are gone."""
-        for fd in getattr(self, "_procs", []):
+        for fd in self._procs:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._procs = []
@@ -262,7 +269,7 @@ class SeatCgroup:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             gone = True
-            for folder in self.folders:
+            for folder in self._distinct:
                 try:
                     folder.rmdir()
                 except FileNotFoundError:

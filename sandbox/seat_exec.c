@@ -1,13 +1,14 @@
 /* seat-exec: the first moments of a confined seat, in the process that becomes its bwrap.
  *
- *   seat-exec STATUS_FD CGROUP_FDS NETNS_FD MNTNS_FD UID RLIMITS PROGRAM ARGV0 [ARGS...]
+ *   seat-exec STATUS_FD CGROUP_FDS NETNS_FD MNTNS_FD UID RLIMITS PARENT PROGRAM ARGV0 [ARGS...]
  *
  * In this order, as the Python preexec function it replaces did: write "0" to each cgroup.procs
  * descriptor of CGROUP_FDS (comma-separated, or "-": join the seat's cgroups while privileged),
  * join the network namespace of NETNS_FD (or "-": stay; see sandbox/netns.py), join the mount
  * namespace of MNTNS_FD (or "-": stay; see sandbox/mountns.py), drop every group and become UID
  * (or "-": stay), set each RLIMITS entry ("RESOURCE=VALUE,...",
- * soft and hard, or "-"), ask for SIGKILL when the parent dies, then exec PROGRAM with ARGV0
+ * soft and hard, or "-"), ask for SIGKILL when the parent dies (and fail if the parent is no
+ * longer PARENT, the worker's pid: it died before that was asked), then exec PROGRAM with ARGV0
  * ARGS. Any failure is written to STATUS_FD (close-on-exec, so the parent reads end of file
  * when the exec succeeds) and ends the process with 127. Being a program of its own lets the
  * worker start it with vfork, not by copying its whole address space with fork.
@@ -63,7 +64,7 @@ static void join(char *arg, int type, const char *failure)
 
 int main(int argc, char **argv)
 {
-    if (argc < 9)
+    if (argc < 10)
         return 127;
     char *cursor = argv[1];
     status_fd = (int)number(&cursor, "status descriptor");
@@ -109,11 +110,12 @@ int main(int argc, char **argv)
     }
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
         fail("prctl(PR_SET_PDEATHSIG)");
-    if (getppid() == 1) {  /* the parent died before the death signal was armed */
-        errno = ESRCH;
+    cursor = argv[7];  /* the parent's pid: not 1, which the worker may be in a container */
+    if (getppid() != (pid_t)number(&cursor, "parent pid")) {
+        errno = ESRCH;  /* the parent died before the death signal was armed */
         fail("parent gone");
     }
-    execv(argv[7], argv + 8);
+    execv(argv[8], argv + 9);
     fail("exec");
     return 127;
 }

@@ -9,6 +9,8 @@ breach of the protocol raises ``BotFault``; after the first, every call raises t
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -39,7 +41,14 @@ class BotSession:
         self.clock = clock or Clock()
         self.bank_left_ms: float = float(self.clock.bank_ms)
         self.moves_ms: list[int] = []
-        self._channel = Channel(*process.fds())
+        fds = process.fds()
+        try:
+            self._channel = Channel(*fds)
+        except BaseException:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            raise
         self._fault: BotFault | None = None
         self._platform_fault: PlatformTimeout | None = None
         cgroup = getattr(process, "cgroup", None)
@@ -330,5 +339,12 @@ def _show(data: bytes, limit: int = 120) -> str:
 def open_session(
     runner: Runner, bot: object, clock: Clock | None = None, limits: Limits | None = None
 ) -> BotSession:
-    """Start ``bot`` with ``runner`` and wrap it in a session (close it, or use ``with``)."""
-    return BotSession(runner.start(bot, limits), clock)
+    """Start ``bot`` with ``runner`` and wrap it in a session (close it, or use ``with``). If
+    the wrapping fails (no descriptor left, say), the started process is killed and its
+    reservations (uid, cgroup, container) freed before the error propagates."""
+    process = runner.start(bot, limits)
+    try:
+        return BotSession(process, clock)
+    except BaseException:
+        process.kill()
+        raise

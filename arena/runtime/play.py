@@ -5,6 +5,7 @@ Must not import Django.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -47,8 +48,7 @@ def play_seats(
         for spec in specs:
             seats.append(start_seat(spec, clock, backend))
     except BaseException:
-        for seat in seats:
-            seat.close()
+        _close_all(seats)
         raise
     played = seats if on_stderr is None else [
         StderrEcho(seat, index, on_stderr) for index, seat in enumerate(seats)
@@ -74,9 +74,21 @@ def referee_seats(
         return referee_match(rules, [ClosedTogether(seat) for seat in seats], **options)
     finally:
         for seat in seats:  # the referee closed every input, unless it raised first
-            seat.end_input()
-        for seat in seats:
+            with contextlib.suppress(Exception):
+                seat.end_input()
+        _close_all(seats)
+
+
+def _close_all(seats: Sequence[Any]) -> None:
+    """Close every seat, each whatever the others raised; then raise the first error."""
+    errors: list[BaseException] = []
+    for seat in seats:
+        try:
             seat.close()
+        except BaseException as error:  # the next seats are closed all the same
+            errors.append(error)
+    if errors:
+        raise errors[0]
 
 
 def watch_each_other(seats: Sequence[SessionSeat | FaultedSeat | StderrEcho]) -> MatchSeats:

@@ -274,7 +274,8 @@ def _helper_argv(
     return [
         helper, str(status_fd), cgroup_fds or "-", "-" if netns is None else str(netns),
         "-" if mountns is None else str(mountns), "-" if uid is None else str(uid),
-        ",".join(f"{which}={value}" for which, value in caps) or "-", program, *argv,
+        ",".join(f"{which}={value}" for which, value in caps) or "-", str(os.getpid()),
+        program, *argv,
     ]
 
 
@@ -415,9 +416,9 @@ class BwrapRunner:
         helper = seat_exec.helper() if self.use_helper else None
         mountns = self._mountns
         namespaces = tuple(fd for fd in (netns, mountns) if fd is not None)
-        if helper is None:
-            return subprocess.Popen(
-                argv, executable=self.bwrap, pass_fds=(*fds, *namespaces),
+        if helper is None:  # the preexec function joins the namespaces (their descriptors
+            return subprocess.Popen(  # open until the exec closes them: not the seat's to keep)
+                argv, executable=self.bwrap, pass_fds=tuple(fds),
                 preexec_fn=_child_setup(limits, processes, uid, cgroup, netns, mountns),
                 **common,
             )

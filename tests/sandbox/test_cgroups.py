@@ -87,6 +87,34 @@ def test_v1_seats_share_a_weighted_cpu_group(tmp_path: Path):
     assert seat.remove() and not seat.folders[-1].exists()
 
 
+def test_v1_with_cpu_and_cpuacct_mounted_as_one_hierarchy(tmp_path: Path):
+    """systemd's v1 layout: ``cpu`` and ``cpuacct`` are links to one ``cpu,cpuacct`` hierarchy,
+    so the seat's CPU-weight group and its CPU-count group are one folder: made, joined and
+    removed once (a second ``mkdir`` of it failed every seat's start)."""
+    for name, files in (("memory", ("memory.limit_in_bytes",)), ("pids", ("cgroup.procs",)),
+                        ("cpu,cpuacct", ("cpu.shares", "cpuacct.usage"))):
+        (tmp_path / name).mkdir()
+        for file in files:
+            (tmp_path / name / file).write_text("")
+    (tmp_path / "cpu").symlink_to("cpu,cpuacct")
+    (tmp_path / "cpuacct").symlink_to("cpu,cpuacct")
+    support = detect(tmp_path)
+    assert support.cpu_parent is not None and len(support.parents) == 3
+    seats = [SeatCgroup(support, 1 << 20, 4) for _ in range(2)]
+    assert seats[0].folders[0].name != seats[1].folders[0].name
+    seat = seats[0]
+    assert len(seat.procs_fds()) == 3  # memory, pids, cpu,cpuacct
+    assert seat.folders[2].resolve() == seat.folders[3].resolve()
+    seat.join_self()
+    assert (seat.folders[3] / "cgroup.procs").read_text() == "0"
+    for each in seats:
+        for folder in {folder.resolve() for folder in each.folders}:
+            for file in folder.iterdir():
+                file.unlink()  # the kernel's files vanish with the group
+        assert each.remove()
+    assert [path.name for path in (tmp_path / "cpu,cpuacct" / GROUP_NAME).iterdir()] == [
+        "cpu.shares"]
+
 def _cpu_of_seats_on_one_core(support, threads: tuple[int, int], seconds: float) -> list[float]:
     """Two seats burning CPU with ``threads`` processes each on core 0 at once for
     ``seconds``: the CPU each got (its group's count)."""

@@ -18,9 +18,10 @@ from sandbox.seat_exec import helper
 from tests.sandbox.helpers import FAST, hello
 
 PROBE = """\
-import json, sys
+import json, os, sys
 for line in sys.stdin:
-    sys.stdout.write(json.dumps({"type": "ready", "name": "probe"}) + "\\n")
+    fds = sorted(int(fd) for fd in os.listdir("/proc/self/fd"))
+    sys.stdout.write(json.dumps({"type": "ready", "name": "probe", "fds": fds}) + "\\n")
     sys.stdout.flush()
 """
 
@@ -58,10 +59,13 @@ def test_helper_and_fallback_set_a_seat_up_alike(
     for use_helper in (True, False):
         runner = BwrapRunner(use_helper=use_helper)
         with open_session(runner, bot, FAST) as session:
-            session.hello(hello())
+            fds = session.hello(hello())["fds"]
             seen.append((_first_process(session), session.process.host_uid,
-                         session.process.cgroup))
-    (through_helper, uid_a, cgroup_a), (through_fork, uid_b, cgroup_b) = seen
+                         session.process.cgroup, fds))
+    (through_helper, uid_a, cgroup_a, fds_a), (through_fork, uid_b, cgroup_b, fds_b) = seen
+    # the bot holds its pipes (and the listing's own descriptor), none of the worker's
+    # namespaces: the fallback passed them on through bwrap
+    assert fds_a == fds_b == [0, 1, 2, 3]
     if uid_a is not None:  # a root worker: each seat has a leased uid, no groups
         assert through_helper["uid"] == str(uid_a) and through_fork["uid"] == str(uid_b)
         assert through_helper["groups"] == through_fork["groups"] == ""
@@ -87,6 +91,26 @@ def test_a_failed_set_up_is_reported_and_nothing_runs(built: str, tmp_path: Path
     assert "cannot join the seat's cgroup" in report
     assert not marker.exists()
 
+
+def test_the_helper_fails_if_its_parent_is_not_the_worker_that_started_it(
+    built: str, tmp_path: Path
+) -> None:
+    """The helper checks its parent by the worker's pid (given), not by ``getppid() == 1``: a
+    worker that is pid 1 of its container starts seats; a parent that is not the one named (the
+    worker died, the helper was adopted) starts nothing."""
+    marker = tmp_path / "ran"
+    for parent, ran in ((os.getpid(), True), (os.getpid() + 1, False)):
+        status_read, status_write = os.pipe()
+        command = _helper_argv(built, status_write, None, None, _rlimits(Limits(), 64),
+                               "/bin/sh", ["sh", "-c", f"touch {marker}"])
+        command[7] = str(parent)
+        child = subprocess.run(command, pass_fds=(status_write,), timeout=30)
+        os.close(status_write)
+        with os.fdopen(status_read, "rb") as status:
+            report = status.read().decode()
+        assert (child.returncode == 0, marker.exists()) == (ran, ran), report
+        assert ran or "parent gone" in report
+        marker.unlink(missing_ok=True)
 
 def test_a_failed_set_up_raises_in_the_worker(
     built: str, bwrap: BwrapRunner, make_bot: Callable[..., InstalledBot], monkeypatch,

@@ -3,6 +3,7 @@ fast; the same cases under bwrap are in test_bwrap_hostile.py."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -224,3 +225,27 @@ def test_channel_memory_is_bounded_without_newline(tmp_path: Path):
     channel.close()
     for fd in (w_out, w_err, r_in):
         os.close(fd)
+
+
+def test_a_process_the_session_cannot_wrap_is_killed_not_leaked(tmp_path: Path, monkeypatch):
+    """The runner started the bot but the session cannot take its pipes (no descriptor left):
+    the process is killed and its reservations freed before the error reaches the caller."""
+    path = tmp_path / "bot.py"
+    path.write_text(python_bot())
+    started = []
+    runner = TrustedRunner()
+    start = runner.start
+
+    def start_and_keep(*args, **kwargs):
+        started.append(start(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(runner, "start", start_and_keep)
+    monkeypatch.setattr(Channel, "__init__", lambda self, *fds: (_ for _ in ()).throw(
+        OSError(24, "Too many open files")))
+    before = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(OSError, match="Too many open files"):
+        open_session(runner, TrustedProgram((sys.executable, str(path))))
+    [process] = started
+    assert process.popen.poll() is not None
+    assert len(os.listdir("/proc/self/fd")) <= before  # the pipes handed over were closed
