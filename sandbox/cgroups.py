@@ -155,6 +155,26 @@ def _prepare_v1(root: Path) -> CgroupSupport:
     return CgroupSupport("v1", reason, parents, cpu_parent, weight)
 
 
+def sweep_dead_seat_groups(support: CgroupSupport) -> int:
+    """Remove the empty seat groups (``seat-<pid>-...``) whose maker process is gone: a worker
+    process killed outright (out of memory, a hard time limit) never removed its own. A group
+    something still runs in is left (the kernel refuses to remove it). How many were removed."""
+    parents = [*support.parents, *([support.cpu_parent] if support.cpu_parent else [])]
+    removed = 0
+    for parent in {os.path.realpath(parent): parent for parent in parents}.values():
+        for folder in parent.glob("seat-*"):
+            try:
+                os.kill(int(folder.name.split("-")[1]), 0)
+                continue  # its maker (or a process under its pid) runs
+            except ProcessLookupError:
+                pass
+            except (ValueError, IndexError, PermissionError):
+                continue
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+                removed += 1
+    return removed
+
 class SeatCgroup:
     """One seat's cgroup(s): created with its caps, joined by the seat's first process
     (``join_self`` in the child), removed by ``remove()`` after killing what is left."""

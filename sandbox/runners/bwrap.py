@@ -43,7 +43,7 @@ from typing import Any
 
 from sandbox import seat_exec
 from sandbox.cgroup_moves import favor_moves
-from sandbox.cgroups import CgroupSupport, SeatCgroup
+from sandbox.cgroups import CgroupSupport, SeatCgroup, sweep_dead_seat_groups
 from sandbox.cgroups import detect as cgroups_detect
 from sandbox.mountns import CLONE_NEWNS
 from sandbox.mountns import lean_mountns as lean_mountns_fd
@@ -347,6 +347,8 @@ class BwrapRunner:
             bpf_program()  # fail now, not on the first seat, when libseccomp is missing
         self.cgroup_support = (cgroups_detect(*([cgroup_root] if cgroup_root else []))
                                if cgroups else CgroupSupport("none", "switched off"))
+        if self.cgroup_support.mode != "none":
+            sweep_dead_seat_groups(self.cgroup_support)
         if self.cgroup_support.mode == "none" and cgroups:
             log.warning(
                 "sandbox: no per-seat cgroup (%s); memory and processes are capped per process "
@@ -504,11 +506,11 @@ class BwrapRunner:
             fds.append(_data_fd(b"".join(arg.encode() + b"\0" for arg in argv[1:split])))
             popen = self._spawn(["bwrap", "--args", str(fds[-1]), *argv[split:]], fds,
                                 limits, processes, uid, cgroup, netns)
-        except BaseException:
-            if lease is not None:
-                lease.release()
+        except BaseException:  # the group first: what runs in it dies before the uid is freed
             if cgroup is not None:
                 cgroup.remove()
+            if lease is not None:
+                lease.release()
             raise
         finally:
             for fd in fds:

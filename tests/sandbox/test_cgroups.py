@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.cgroups import GROUP_NAME, SEATS_CPU_WEIGHT, SeatCgroup, detect
+from sandbox.cgroups import (
+    GROUP_NAME,
+    SEATS_CPU_WEIGHT,
+    SeatCgroup,
+    detect,
+    sweep_dead_seat_groups,
+)
 
 
 def fake_v2(root: Path, enabled: str = "") -> Path:
@@ -114,6 +120,23 @@ def test_v1_with_cpu_and_cpuacct_mounted_as_one_hierarchy(tmp_path: Path):
         assert each.remove()
     assert [path.name for path in (tmp_path / "cpu,cpuacct" / GROUP_NAME).iterdir()] == [
         "cpu.shares"]
+
+def test_the_empty_groups_of_a_dead_worker_process_are_swept(tmp_path: Path):
+    """A worker process killed outright leaves its seats' groups; the next runner removes those
+    whose maker is gone and keeps a live process's."""
+    for name, files in (("memory", ("memory.limit_in_bytes",)), ("pids", ("cgroup.procs",))):
+        (tmp_path / name).mkdir()
+        for file in files:
+            (tmp_path / name / file).write_text("")
+    support = detect(tmp_path)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    for parent in support.parents:
+        (parent / f"seat-{dead.pid}-0-00ff00ff").mkdir()
+        (parent / f"seat-{os.getpid()}-0-00ff00ff").mkdir()
+    assert sweep_dead_seat_groups(support) == 2
+    for parent in support.parents:
+        assert [f.name for f in parent.glob("seat-*")] == [f"seat-{os.getpid()}-0-00ff00ff"]
 
 def _cpu_of_seats_on_one_core(support, threads: tuple[int, int], seconds: float) -> list[float]:
     """Two seats burning CPU with ``threads`` processes each on core 0 at once for
