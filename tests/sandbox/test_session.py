@@ -20,6 +20,7 @@ from sandbox import (
 )
 from sandbox.channel import Channel
 from sandbox.protocol import encode
+from sandbox.session import CLOSE_GRACE_S
 from tests.sandbox.helpers import FAST, hello, play_match, python_bot, turn
 
 
@@ -46,10 +47,8 @@ def test_a_whole_fake_match(trusted):
     assert play_match(session, turns=5) == ["play TH"] * 5
     assert len(session.moves_ms) == 5
     assert session.bank_left_ms <= FAST.bank_ms
-    start = time.monotonic()
     session.close()
-    assert time.monotonic() - start < 1.0  # the bot exits on end of input: no grace used
-    assert session.process.poll() == 0
+    assert session.process.poll() == 0  # it exited on end of input: not killed after the grace
     session.close()  # idempotent
 
 
@@ -111,7 +110,7 @@ def test_the_first_fault_sticks(trusted):
     assert first.value is second.value
     start = time.monotonic()
     session.close()  # after a fault: kill at once, no grace
-    assert time.monotonic() - start < 0.5
+    assert time.monotonic() - start < CLOSE_GRACE_S
 
 
 @pytest.mark.parametrize(
