@@ -237,8 +237,9 @@ def _choose(
 
 
 def _create(ladder: Ladder, chosen: list, now: datetime) -> list[LadderPairing]:
-    """The pairing rows and their matches (A on seats 0 and 2, then B there; one seed per
-    pair), the versions entered in the ladder's tournament, the tasks sent after commit."""
+    """The pairing rows and their matches (A on seats 0 and 2, then B there; one random seed
+    per pair, unguessable before the matches exist), the versions entered in the ladder's
+    tournament, the tasks sent after commit."""
     if not chosen:
         return []
     tournament = ladder.tournament
@@ -252,11 +253,13 @@ def _create(ladder: Ladder, chosen: list, now: datetime) -> list[LadderPairing]:
     ladder.next_pair = first + len(chosen)
     ladder.save(update_fields=["next_pair"])
     plan = [(p, swapped) for p in pairings for swapped in (False, True)]
+    # A fresh random seed per pair, never the tournament's seed + pair: that base and the next
+    # pair number are public, and a version uploaded with them built in would know every hand.
+    seeds = {p.pair: secrets.randbits(31) for p in pairings}
     matches = Match.objects.bulk_create(
         Match(
             kind=MatchKind.TOURNAMENT, tournament=tournament, pair=p.pair, swapped=swapped,
-            seed=(tournament.seed + p.pair) % 2**31, rules=ladder.rules,
-            rules_key=ladder.rules_key,
+            seed=seeds[p.pair], rules=ladder.rules, rules_key=ladder.rules_key,
         )
         for p, swapped in plan
     )

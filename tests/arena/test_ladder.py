@@ -134,6 +134,9 @@ def test_each_pairing_is_a_duplicate_pair_with_seats_swapped(ladder):
             tournament=ladder.tournament, pair=pairing.pair
         ).order_by("swapped")
         assert first.seed == second.seed and first.rules_key == KEY
+        # not the tournament's public seed + the public next pair: a bot built with them would
+        # know every hand of its ladder matches
+        assert first.seed != (ladder.tournament.seed + pairing.pair) % 2**31
         s1 = [s.version_id for s in first.seats.order_by("seat")]
         s2 = [s.version_id for s in second.seats.order_by("seat")]
         a, b = pairing.version_a_id, pairing.version_b_id
