@@ -195,7 +195,7 @@ LOGOUT_REDIRECT_URL = "/"
 REST_FRAMEWORK = {
     # JSON bodies unless a view says otherwise (the uploads take multipart): one request body type
     # per operation, so a generated client sends what the server reads.
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["arena.api.parsers.NestingSafeJSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "arena.api.authentication.ArenaTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",

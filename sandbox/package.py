@@ -371,6 +371,8 @@ def _parse_manifest(body: bytes, members: _Members) -> tuple[str, str, tuple[str
         raise PackageError(f"{MANIFEST_NAME} is over {MAX_MANIFEST_BYTES} bytes; it needs one line")
     try:
         manifest = json.loads(body.decode("utf-8"))
+    except RecursionError:
+        raise PackageError(f"{MANIFEST_NAME} is nested too deeply; write e.g. {example}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PackageError(
             f"{MANIFEST_NAME} is not valid JSON ({exc}); write e.g. {example}"

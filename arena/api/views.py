@@ -8,7 +8,7 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.exceptions import Throttled, ValidationError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny, IsAdminUser, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,6 +18,7 @@ from arena.api import serializers as out
 from arena.api.cached import cached_json
 from arena.api.filters import BotFilter, MatchFilter, TournamentFilter, VersionFilter
 from arena.api.pagination import ArenaPagination
+from arena.api.parsers import NestingSafeJSONParser
 from arena.api.permissions import IsCreatorOrStaff, IsOwnerOrReadOnly
 from arena.api.shapes import PRESET_CHOICES, Replay
 from arena.api.throttles import UploadThrottle
@@ -59,7 +60,7 @@ class TokenView(ObtainAuthToken):
     """``POST {username, password}`` (JSON): the user's API token, for ``Authorization: Token
     <key>``. Open to anonymous callers (it is how one signs in)."""
 
-    parser_classes = [JSONParser]
+    parser_classes = [NestingSafeJSONParser]
     authentication_classes = []
     permission_classes = [AllowAny]
 
@@ -186,7 +187,7 @@ class TournamentViewSet(
     queryset = tournament_list()
     pagination_class = ArenaPagination
     filterset_class = TournamentFilter
-    parser_classes = [JSONParser]
+    parser_classes = [NestingSafeJSONParser]
 
     def get_serializer_class(self):
         if self.action == "retrieve":
@@ -240,7 +241,7 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = out.MatchSerializer
     pagination_class = ArenaPagination
     filterset_class = MatchFilter
-    parser_classes = [JSONParser]
+    parser_classes = [NestingSafeJSONParser]
 
     def filter_queryset(self, queryset):
         """The list's filters apply to the list: one match is found by its id alone (building

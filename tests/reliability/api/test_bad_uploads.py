@@ -98,6 +98,8 @@ CASES = [
      "options"),
     ("manifest not JSON", "bot.zip", zip_of({"bot.json": b"\xff{", "main.py": RANDOM_BOT}), 400,
      "not valid JSON"),
+    ("manifest nested too deeply", "bot.zip", zip_of({"bot.json": b"[" * 4000, "main.py":
+     RANDOM_BOT}), 400, "nested too deeply"),
     ("name not UTF-8 in the zip", "bot.zip", _non_utf8_name(), 400, "not valid UTF-8"),
     ("no entry point", "bot.zip", zip_of({"readme.txt": b"hi"}), 400, "bot.json"),
 ]
@@ -193,3 +195,16 @@ def test_a_bot_name_that_is_not_utf8_is_refused(alice, client_for):
     assert response.status_code == 400, response.content
     assert "name" in response.json()
     assert _state() == before
+
+
+@pytest.mark.parametrize("path", ["/api/token/", "/api/tournaments/", "/api/ladders/"])
+def test_a_json_body_nested_too_deeply_is_a_bad_request(alice, client_for, path):
+    """Python's JSON parser gives up on deep nesting with ``RecursionError``: a 400 that says
+    so, not a 500, signed in or not."""
+    body = '{"username": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    for user in (None, alice):
+        response = client_for(user).generic("POST", path, body, content_type="application/json")
+        parsed = path == "/api/token/" or (user is not None and path == "/api/tournaments/")
+        assert response.status_code == (400 if parsed else 401 if user is None else 403), path
+        if parsed:  # the others refuse the caller before reading the body
+            assert "nested too deeply" in response.json()["detail"]
