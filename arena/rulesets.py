@@ -8,7 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import RuleSet
+from engine import RulesError, RuleSet, rules_from_dict
+
+#: The highest ``target`` the platform plays (the rules allow any: `la-poule`'s is 200). A larger
+#: one only makes every match run to the safety limit of deals, costing workers some twenty
+#: times a usual match's time, and writes a board key past its column.
+MAX_TARGET = 1000
+
+
+def platform_rules(rules: dict) -> RuleSet:
+    """``rules_from_dict`` with the platform's own bound on the target; ``RulesError`` for
+    either."""
+    ruleset = rules_from_dict(rules)
+    if ruleset.target > MAX_TARGET:
+        raise RulesError(f"target must be at most {MAX_TARGET} here, not {ruleset.target}")
+    return ruleset
 
 
 def rules_key(rules: RuleSet) -> str:

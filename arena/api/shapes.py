@@ -8,6 +8,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from arena.rulesets import MAX_TARGET
 from engine.rules import CLAIM_VALUES, DECK_VALUES, LOW_LEAD_VALUES, POLITAINE_VALUES, PRESETS
 
 #: The presets by name, in the engine's order (an enum in the schema: ``PresetEnum``).
@@ -41,7 +42,7 @@ class RulesInput(serializers.Serializer):
     """A preset and the options to change (any option left out keeps the preset's value)."""
 
     preset = serializers.ChoiceField(choices=PRESET_CHOICES)
-    target = serializers.IntegerField(min_value=1, required=False)
+    target = serializers.IntegerField(min_value=1, max_value=MAX_TARGET, required=False)
     four_sevens = serializers.BooleanField(required=False)
     four_eights = serializers.BooleanField(required=False)
     politaine = serializers.ChoiceField(choices=POLITAINE_VALUES, required=False)

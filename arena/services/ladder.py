@@ -38,12 +38,12 @@ from arena.models import (
 from arena.rating import fit_ratings
 from arena.rating.board import PROVISIONAL_MATCHES
 from arena.rating.pairing import Entrant, History, belief_from_fit, choose_pairings
-from arena.rulesets import rules_key
+from arena.rulesets import platform_rules, rules_key
 from arena.selectors import ladder as read
 from arena.selectors.ratings import rated_results
 from arena.services.bots import builtin_bots_ensure
 from arena.services.queue import queue_matches
-from engine import RulesError, rules_from_dict
+from engine import RulesError
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ def ladder_create(*, rules: dict) -> Ladder:
     """The ladder of the board of ``rules`` (a preset, or a preset with options), created with
     its never-ending tournament if missing. Idempotent. ``ArenaError`` for bad rules."""
     try:
-        ruleset = rules_from_dict(rules)
+        ruleset = platform_rules(rules)
     except RulesError as error:
         raise ArenaError(str(error), field="rules") from None
     key = rules_key(ruleset)

@@ -13,9 +13,10 @@ from django.utils import timezone
 
 from arena.errors import ArenaError
 from arena.models import BotVersion, Schedule, Tournament, VersionStatus
+from arena.rulesets import platform_rules
 from arena.services.bots import builtin_bots_ensure
 from arena.services.tournaments import MAX_VERSIONS, tournament_create
-from engine import RulesError, rules_from_dict
+from engine import RulesError
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ def schedule_create(
 ) -> Schedule:
     """A repeating round-robin (e.g. nightly: ``every_hours=24``). ``ArenaError`` for bad rules."""
     try:
-        rules_from_dict(rules)
+        platform_rules(rules)
     except RulesError as error:
         raise ArenaError(str(error), field="rules") from None
     if every_hours < 1:

@@ -26,9 +26,9 @@ from arena.models import (
     TournamentStatus,
     VersionStatus,
 )
-from arena.rulesets import rules_key
+from arena.rulesets import platform_rules, rules_key
 from arena.services.queue import queue_matches
-from engine import RulesError, rules_from_dict
+from engine import RulesError
 
 MAX_VERSIONS = 64
 MAX_PAIRS = 100
@@ -55,7 +55,7 @@ def tournament_create(
     if not name or len(name) > 120:
         raise ArenaError("give the round-robin a name of 1-120 characters", field="name")
     try:
-        ruleset = rules_from_dict(rules)
+        ruleset = platform_rules(rules)
     except RulesError as error:
         raise ArenaError(str(error), field="rules") from None
     if not isinstance(pairs, int) or isinstance(pairs, bool) or not 1 <= pairs <= MAX_PAIRS:

@@ -10,6 +10,7 @@ from django.contrib.auth.forms import UserCreationForm
 
 from arena.errors import ArenaError
 from arena.models import BotVersion
+from arena.rulesets import MAX_TARGET
 from engine.rules import (
     CLAIM_VALUES,
     DECK_VALUES,
@@ -94,7 +95,8 @@ class TournamentForm(forms.Form):
         help_text="Duplicate pairs per pairing: each pair is two matches on the same deals with "
                   "the seats swapped.",
     )
-    target = forms.IntegerField(min_value=1, required=False, help_text=OPTION_HELP["target"])
+    target = forms.IntegerField(min_value=1, max_value=MAX_TARGET, required=False,
+                                help_text=OPTION_HELP["target"])
 
     def __init__(self, *args: Any, versions: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -113,6 +113,9 @@ def test_rule_options_make_their_own_board(alice, versions, client_for):
         ({"pairs": 0}, "pairs", ""),
         ({"versions": [999999, 999998]}, "versions", "no such versions"),
         ({"name": ""}, "name", ""),
+        # a target past the platform's bound: matches to the safety limit, a key past its column
+        ({"rules": {"preset": "quatre-sept", "target": 1001}}, "rules", "at most 1000"),
+        ({"rules": {"preset": "quatre-sept", "target": 10**240}}, "rules", "at most 1000"),
     ],
 )
 def test_bad_round_robins_are_400_and_store_nothing(
