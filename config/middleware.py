@@ -34,3 +34,18 @@ class RequestSizeLimitMiddleware:
             response["Connection"] = "close"
             return response
         return self.get_response(request)
+
+
+class NulInQueryMiddleware:
+    """400 for a query string holding a NUL character (``%00``), which no page or filter takes
+    and PostgreSQL refuses in text (a query filtered by it was a 500)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if any("\x00" in key or "\x00" in value for key, values in request.GET.lists()
+               for value in values):
+            return JsonResponse({"detail": "the query string holds a NUL character (%00)"},
+                                status=400)
+        return self.get_response(request)

@@ -22,6 +22,7 @@ from arena.selectors.tournaments import (
     tournament_progress,
     tournament_standings,
 )
+from arena.services.tournaments import MAX_VERSIONS
 
 # --- inputs ---------------------------------------------------------------------------------------
 
@@ -42,6 +43,7 @@ class TournamentCreateInput(serializers.Serializer):
     )
     versions = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=MAX_ID), min_length=2,
+        max_length=MAX_VERSIONS,
         error_messages={"min_length": "a round-robin needs at least two versions (their ids)"},
         help_text="the ids of the versions that play (at least two)",
     )

@@ -11,7 +11,7 @@ import secrets
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from arena.errors import ArenaError
@@ -51,17 +51,26 @@ def bot_create(*, owner: AbstractBaseUser, name: str, filename: str, data: bytes
     if owner.get_username() == settings.ARENA_SYSTEM_USER:
         raise ArenaError("the system user owns only the built-in bots", field="name")
     _inspect(data, filename)
-    with transaction.atomic():
-        taken = Bot.objects.filter(owner=owner, name=name).values_list("pk", flat=True).first()
-        if taken is not None:
-            raise ArenaError(
-                f"you already have a bot named {name!r} (id {taken}): upload a new version to it "
-                f"instead (POST /api/bots/{taken}/versions/) or choose another name",
-                field="name",
-            )
-        bot = Bot.objects.create(owner=owner, name=name)
-        _version_create(bot=bot, filename=filename, data=data)
+    try:
+        with transaction.atomic():
+            _refuse_taken(owner, name)
+            bot = Bot.objects.create(owner=owner, name=name)
+            _version_create(bot=bot, filename=filename, data=data)
+    except IntegrityError:  # the same name uploaded twice at once: the other one won
+        _refuse_taken(owner, name)
+        raise
     return bot
+
+
+def _refuse_taken(owner: AbstractBaseUser, name: str) -> None:
+    """``ArenaError`` if ``owner`` already has a bot named ``name``."""
+    taken = Bot.objects.filter(owner=owner, name=name).values_list("pk", flat=True).first()
+    if taken is not None:
+        raise ArenaError(
+            f"you already have a bot named {name!r} (id {taken}): upload a new version to it "
+            f"instead (POST /api/bots/{taken}/versions/) or choose another name",
+            field="name",
+        )
 
 
 def bot_version_create(*, bot: Bot, filename: str, data: bytes) -> BotVersion:

@@ -112,6 +112,7 @@ def test_rule_options_make_their_own_board(alice, versions, client_for):
         ({"rules": {"preset": "quatre-sept", "colour": 1}}, "rules", "colour"),
         ({"pairs": 0}, "pairs", ""),
         ({"versions": [999999, 999998]}, "versions", "no such versions"),
+        ({"versions": list(range(1, 66))}, "versions", "64"),  # refused before any lookup
         ({"name": ""}, "name", ""),
         # a target past the platform's bound: matches to the safety limit, a key past its column
         ({"rules": {"preset": "quatre-sept", "target": 1001}}, "rules", "at most 1000"),

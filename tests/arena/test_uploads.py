@@ -177,6 +177,27 @@ def test_bad_names_and_taken_names_are_refused(alice, upload, client_for):
     assert counts() == before
 
 
+def test_a_name_taken_by_an_upload_racing_this_one_is_refused_with_the_message(
+    alice, upload, client_for, monkeypatch
+):
+    """Two uploads of one name at once both pass the name check; the second's insert then meets
+    the unique constraint: the same 400 as a taken name, not a 500."""
+    assert upload(alice, "rnd").status_code == 201
+    real, calls = bot_services._refuse_taken, []
+
+    def passes_first(owner, name):  # the first check ran before the other upload committed
+        calls.append(name)
+        if len(calls) > 1:
+            real(owner, name)
+
+    monkeypatch.setattr(bot_services, "_refuse_taken", passes_first)
+    before = counts()
+    again = client_for(alice).post(
+        "/api/bots/", {"name": "rnd", "file": uploaded(RANDOM_BOT)}, format="multipart"
+    )
+    assert again.status_code == 400 and "already have a bot" in again.json()["name"][0]
+    assert calls == ["rnd", "rnd"] and counts() == before
+
 def test_anonymous_users_read_but_do_not_write(alice, upload, client_for):
     upload(alice, "rnd")
     anonymous = client_for(None)

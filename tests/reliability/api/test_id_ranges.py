@@ -56,3 +56,14 @@ def test_hostile_integers_in_the_round_robin_form_are_refused(alice):
         "name": "x", "preset": "pollack", "pairs": HUGE, "versions": ["1", "2"],
     })
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize("path", [
+    "/api/leaderboard/?board=%00", "/?board=%00", "/bots/?owner=%00", "/api/bots/?owner=a%00b",
+    "/matches/?%00=1",
+])
+def test_a_nul_in_the_query_string_is_a_400_never_a_500(path):
+    """PostgreSQL refuses NUL in text: a filter that passed it on was a 500 there."""
+    response = Client(raise_request_exception=False).get(path)
+    assert response.status_code == 400, (path, response.status_code)
+    assert "NUL" in response.json()["detail"]
