@@ -153,14 +153,17 @@ def referee_match(
     try:
         state = _hello_all(seats, rules, seed, match_id, players, clock, logs)
         told = 0  # deals whose deal_end went out
-        turn_id = 0
+        # Each seat counts its own turns: a match-wide count would tell every seat how many
+        # decisions the others were asked, some of them hidden (a meld declined, a hand without
+        # T, 9 or A kept), so a jump in it would say that a partner holds a meld it kept quiet.
+        turn_ids = [0, 0, 0, 0]
         while not state.is_over:
             seat = state.to_move
             legal = state.legal_strings()
-            turn_id += 1
+            turn_ids[seat] += 1
             message = {
                 "type": "turn",
-                "id": turn_id,
+                "id": turn_ids[seat],
                 "decision": state.decision,
                 "state": observe(state, seat),
                 "legal": legal,

@@ -110,15 +110,43 @@ def test_custom_clock_is_announced():
 
 def test_turn_messages():
     _outcome, seats = play(seed=4)
-    ids = []
     for seat, recorder in enumerate(seats):
+        ids = []
         for turn in recorder.of_type("turn"):
             assert set(turn) == {"type", "id", "decision", "state", "legal"}
             assert turn["state"]["seat"] == seat
             assert turn["decision"] in ("redeal", "poules", "meld", "play")
             assert turn["legal"] and all(isinstance(a, str) for a in turn["legal"])
             ids.append(turn["id"])
-    assert sorted(ids) == list(range(1, len(ids) + 1)), "turn ids are distinct and count up"
+        assert ids == list(range(1, len(ids) + 1)), "each seat's turn ids count its own turns"
+
+
+def test_turn_ids_say_nothing_of_the_decisions_other_seats_were_asked():
+    """In `pollack` a seat holding a meld is asked whether to meld, and may decline in silence;
+    with `redeal` a seat without T, 9 or A is asked whether to keep. A seat's ids count its own
+    turns only, so they are the same whether or not the others were asked such a question."""
+    from engine.referee import FunctionSeat, referee_match
+    from engine.rules import rules_for
+
+    def ids_seen(rules, quiet: bool) -> list[list[tuple[int, int]]]:
+        seen: list[list[tuple[int, int]]] = [[], [], [], []]
+
+        def seat(number: int):
+            def decide(message):
+                seen[number].append((message["id"], message["state"]["deal"]))
+                if message["decision"] in ("meld", "redeal"):
+                    return "done" if quiet and "done" in message["legal"] else (
+                        "keep" if quiet and "keep" in message["legal"] else message["legal"][0])
+                return message["legal"][0]
+            return decide
+
+        referee_match(rules, [FunctionSeat(seat(s)) for s in range(4)], seed=1)
+        return seen
+
+    for preset in ("pollack", "politaine"):
+        for quiet in (True, False):
+            for seat_ids in ids_seen(rules_for(preset), quiet):
+                assert [i for i, _ in seat_ids] == list(range(1, len(seat_ids) + 1)), preset
 
 
 def test_deal_end_and_match_end_reach_every_seat():
