@@ -277,6 +277,9 @@ ARENA_UPLOAD_RATE = os.environ.get("ARENA_UPLOAD_RATE", "60/hour")
 # nobody): docs/security.md.
 #: Signups per client address (``REMOTE_ADDR``, or X-Forwarded-For behind ARENA_NUM_PROXIES).
 ARENA_SIGNUP_RATE = os.environ.get("ARENA_SIGNUP_RATE", "5/hour")
+#: Sign-in attempts (the login page and ``POST /api/token/`` together) per client address: a
+#: password is not guessed at 600 tries a minute.
+ARENA_LOGIN_RATE = os.environ.get("ARENA_LOGIN_RATE", "30/hour")
 #: Matches one user may have queued or running at once (their round-robins' and their uploads'
 #: validations); a round-robin that would pass it is refused (429 with Retry-After). Staff are
 #: exempt, as from ARENA_UPLOAD_RATE.

@@ -7,7 +7,13 @@ import logging
 
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
-from arena.services.quotas import QuotaExceeded, quota_upload, window_hit
+from arena.services.quotas import (
+    QuotaExceeded,
+    client_address,
+    quota_login,
+    quota_upload,
+    window_hit,
+)
 
 log = logging.getLogger(__name__)
 
@@ -73,3 +79,19 @@ class ApiRateThrottle(SimpleRateThrottle):
     def get_cache_key(self, request, view) -> str:
         ident = request.user.pk if self.scope == "user" else self.get_ident(request)
         return self.cache_format % {"scope": self.scope, "ident": ident}
+
+
+class LoginThrottle(BaseThrottle):
+    """Sign-in attempts through the API count against the same per-address quota as the login
+    page (``quota_login``: ``ARENA_LOGIN_RATE``)."""
+
+    def allow_request(self, request, view) -> bool:
+        try:
+            quota_login(address=client_address(request.META))
+        except QuotaExceeded as refused:
+            self._wait = refused.retry_after
+            return False
+        return True
+
+    def wait(self) -> float:
+        return float(self._wait)

@@ -21,7 +21,7 @@ from arena.api.pagination import ArenaPagination
 from arena.api.parsers import NestingSafeJSONParser
 from arena.api.permissions import IsCreatorOrStaff, IsOwnerOrReadOnly
 from arena.api.shapes import PRESET_CHOICES, Replay
-from arena.api.throttles import UploadThrottle
+from arena.api.throttles import ApiRateThrottle, LoginThrottle, UploadThrottle
 from arena.errors import ArenaError
 from arena.models import Match
 from arena.selectors.bots import bot_list, version_list
@@ -63,6 +63,7 @@ class TokenView(ObtainAuthToken):
     parser_classes = [NestingSafeJSONParser]
     authentication_classes = []
     permission_classes = [AllowAny]
+    throttle_classes = [ApiRateThrottle, LoginThrottle]
 
     @extend_schema(auth=[])
     def post(self, request: Request, *args, **kwargs) -> Response:

@@ -106,6 +106,13 @@ def quota_signup(*, address: str) -> None:
     _counted(f"quota:signups:{address}", settings.ARENA_SIGNUP_RATE, "signups from one address")
 
 
+def quota_login(*, address: str) -> None:
+    """Count one sign-in attempt from client ``address`` (the login page and the API's token
+    view together) against ``ARENA_LOGIN_RATE``."""
+    _counted(f"quota:logins:{address}", settings.ARENA_LOGIN_RATE,
+             "sign-in attempts from one address")
+
+
 def queued_matches_of(*, user: AbstractBaseUser) -> int:
     """Matches of ``user``'s round-robins and of their own bots' validations that are queued or
     running."""

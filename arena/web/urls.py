@@ -23,13 +23,7 @@ urlpatterns = [
     path("matches/<int:pk>/", matches.match_page, name="match"),
     path("docs/<slug:slug>/", docs.document_page, name="document"),
     path("signup/", accounts.signup, name="signup"),
-    path(
-        "login/",
-        auth_views.LoginView.as_view(
-            template_name="arena/accounts/login.html", redirect_authenticated_user=True
-        ),
-        name="login",
-    ),
+    path("login/", accounts.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("account/token/", accounts.api_token, name="token"),
 ]

@@ -9,6 +9,7 @@ import contextlib
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from rest_framework.test import APIClient
 
 from arena.models import Bot, Match, Tournament
 from arena.services.bots import builtin_bots_ensure
@@ -89,6 +90,28 @@ def test_signups_per_client_address(settings, db):
     assert not User.objects.filter(username="u2").exists()
     assert signup("other", "198.51.100.9") == 302
 
+
+def test_sign_in_attempts_per_client_address_on_the_page_and_the_api_together(settings, db):
+    """Password guessing: past ``ARENA_LOGIN_RATE`` the login page and the token view answer
+    429 with Retry-After, without checking the password (the right one included); another
+    address is not held back."""
+    settings.ARENA_LOGIN_RATE = "3/hour"
+    User.objects.create_user("victim", password="the-right-password-1")
+    page = Client(REMOTE_ADDR="203.0.113.44")
+    wrong = {"username": "victim", "password": "guess"}
+    assert [page.post("/login/", wrong).status_code for _ in range(2)] == [200, 200]
+    api = APIClient(REMOTE_ADDR="203.0.113.44")
+    assert api.post("/api/token/", wrong, format="json").status_code == 400
+    refused = page.post("/login/", {"username": "victim", "password": "the-right-password-1"})
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert "sign-in attempts" in refused.content.decode()
+    assert "_auth_user_id" not in page.session
+    token = api.post("/api/token/", {"username": "victim", "password": "the-right-password-1"},
+                     format="json")
+    assert token.status_code == 429 and "token" not in token.json()
+    other = Client(REMOTE_ADDR="198.51.100.44")
+    assert other.post("/login/", {"username": "victim",
+                                  "password": "the-right-password-1"}).status_code == 302
 
 @pytest.mark.django_db(transaction=True)
 def test_two_round_robins_at_once_never_pass_the_cap_together(settings, monkeypatch):

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from arena.services.accounts import account_create, api_token_ensure, api_token_renew
-from arena.services.quotas import QuotaExceeded, client_address, quota_signup
+from arena.services.quotas import QuotaExceeded, client_address, quota_login, quota_signup
 from arena.web.forms import SignupForm
 
 
@@ -34,6 +37,27 @@ def signup(request: HttpRequest) -> HttpResponse:
         messages.success(request, f"Welcome, {user.get_username()}. Upload your first bot.")
         return redirect("web:bot-new")
     return render(request, "arena/accounts/signup.html", {"form": form})
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page, each attempt counted against the per-address quota it shares with
+    ``POST /api/token/`` (``quota_login``): past it, 429 with ``Retry-After`` and the password
+    is not checked."""
+
+    template_name = "arena/accounts/login.html"
+    redirect_authenticated_user = True
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            quota_login(address=client_address(request.META))
+        except QuotaExceeded as refused:
+            form = self.get_form()
+            form.errors.clear()
+            form.add_error(None, refused.message)
+            response = self.render_to_response(self.get_context_data(form=form), status=429)
+            response["Retry-After"] = str(refused.retry_after)
+            return response
+        return super().post(request, *args, **kwargs)
 
 
 @login_required
