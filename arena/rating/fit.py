@@ -115,7 +115,7 @@ def fit_ratings(
     perfect = (counts["points"] == 0) | (counts["points"] == counts["games"])
     model = inverse_information(pairs, theta, group)
     robust = cluster_covariance(games, theta, model)
-    robust = _floor_boundary(robust, model, perfect)
+    robust = _floor_boundary(robust, model, perfect | _sandwich_unreliable(games))
     elo = center + ELO_PER_LOGIT * theta
     if anchor is not None:
         version, value = anchor
@@ -223,9 +223,32 @@ def _counts(games: Games) -> dict[str, np.ndarray]:
     }
 
 
+#: Fewer duplicate pairs than this and a version's cluster-robust variance is not trusted alone.
+MIN_CLUSTERS = 5
+
+
+def _sandwich_unreliable(games: Games) -> np.ndarray:
+    """Versions whose sandwich can collapse without a perfect record: fewer than
+    ``MIN_CLUSTERS`` clusters (a pair or two split 1-1 leave almost no residual), or a record
+    one-sided against every opponent met (each opponent's residuals all alike)."""
+    size = len(games.ids)
+    both = np.concatenate([games.a, games.b])
+    other = np.concatenate([games.b, games.a])
+    mine = np.concatenate([games.score, 1.0 - games.score])
+    clusters = np.concatenate([games.cluster, games.cluster])
+    seen = np.unique(both * games.clusters + clusters)
+    few = np.bincount(seen // games.clusters, minlength=size) < MIN_CLUSTERS
+    key = both * size + other
+    played = np.bincount(key, minlength=size * size)
+    points = np.bincount(key, mine, size * size)
+    mixed = (played > 0) & (points > 0) & (points < played)  # some opponent's record is not
+    return few | ~mixed.reshape(size, size).any(axis=1)      # one-sided
+
+
 def _floor_boundary(robust: np.ndarray, model: np.ndarray, perfect: np.ndarray) -> np.ndarray:
-    """At a perfect record the sandwich collapses (every residual is the same small number), so
-    such a version gets the model-based variance, keeping its correlations (D·V·D, still PSD)."""
+    """Where the sandwich collapses (a perfect record: every residual the same small number;
+    ``_sandwich_unreliable``), the version gets at least the model-based variance, keeping its
+    correlations (D·V·D, still PSD)."""
     if not perfect.any():
         return robust
     scale = np.ones(len(perfect))

@@ -92,6 +92,25 @@ def test_a_perfect_record_stays_finite_and_provisional() -> None:
     assert champ.ci95 > 100
 
 
+def test_a_sandwich_that_collapses_without_a_perfect_record_is_floored() -> None:
+    """The cluster-robust variance also collapses where a version's residuals all but vanish
+    without a perfect record: one pair split 1-1, or a record one-sided against each opponent
+    (a chain of 20-0 wins). Those versions get at least the model-based variance, so a version
+    of two matches never shows a narrower interval than one of sixty."""
+    rng = random.Random(7)
+    results = [("a", "b", float(rng.random() < 0.6), k // 2) for k in range(60)]
+    results += [("c", "b", 1.0, 1000), ("c", "b", 0.0, 1000)]  # one pair, split
+    fit = fit_ratings(results)
+    rows = {r.version: r for r in board(fit)}
+    k = fit.index("c")
+    assert fit.cov[k, k] >= fit.model_cov[k, k] * (1 - 1e-9)
+    assert rows["c"].ci95 > rows["a"].ci95
+    chain = [(f"v{i}", f"v{i + 1}", 1.0, (i, k // 2)) for i in range(4) for k in range(20)]
+    fit = fit_ratings(chain)
+    for version in ("v1", "v2", "v3"):  # one-sided against both neighbours, 40 matches each
+        k = fit.index(version)
+        assert fit.cov[k, k] >= fit.model_cov[k, k] * (1 - 1e-9), version
+
 def test_provisional_until_30_matches() -> None:
     results = [("a", "b", float(k % 3 == 0), k // 2) for k in range(29)]
     results += [("a", "c", float(k % 2), 50 + k // 2) for k in range(40)]
