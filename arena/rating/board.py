@@ -10,6 +10,8 @@ import math
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from arena.rating.data import Result
 from arena.rating.fit import PRIOR_DRAWS, Fit, fit_ratings
 
@@ -51,8 +53,16 @@ def likelihood_of_superiority(fit: Fit, a: Hashable, b: Hashable) -> float | Non
 
 
 def board(fit: Fit) -> list[Rating]:
-    """The fit's rows, best first (ties by order of first appearance)."""
-    order = sorted(range(len(fit.ids)), key=lambda k: (-fit.elo[k], k))
+    """The fit's rows, best first (ties by order of first appearance), each group of versions
+    that met (directly or through opponents) together, the largest group first: ratings of two
+    groups are each centred on their own and say nothing of each other, so no row of one is
+    ranked between rows of another."""
+    group = np.asarray(fit.group, dtype=int)
+    sizes = np.bincount(group) if len(group) else np.zeros(0, dtype=int)
+    top = np.full(len(sizes), -np.inf)
+    np.maximum.at(top, group, fit.elo)  # each group's best rating
+    order = sorted(range(len(fit.ids)), key=lambda k: (
+        -sizes[group[k]], -top[group[k]], group[k], -fit.elo[k], k))
     ci95 = fit.ci95
     rows = []
     for place, k in enumerate(order):

@@ -132,6 +132,22 @@ def test_separate_groups_are_each_centred_and_not_compared() -> None:
     assert likelihood_of_superiority(fit, "a", "b") > 0.5
 
 
+def test_the_board_keeps_each_group_together_largest_first() -> None:
+    """Groups that never met are each centred on their own: the board ranks no row of one
+    between rows of another (a separate pair's 9-1 winner once sat between A and B of the main
+    group), the largest group first, and the likelihood of superiority stays within groups."""
+    rng = random.Random(3)
+    edge = {("A", "B"): 0.7, ("A", "C"): 0.85, ("B", "C"): 0.7}
+    results = [(a, b, float(rng.random() < edge[a, b]), (a, b, k // 2))
+               for a, b in itertools.combinations("ABC", 2) for k in range(80)]
+    results += [("P", "Q", float(k != 0), ("P", "Q", k // 2)) for k in range(10)]
+    fit = fit_ratings(results)
+    assert fit.elo[fit.index("P")] > fit.elo[fit.index("B")]  # by rating alone it would sit
+    rows = board(fit)                                         # between A and B or above
+    assert [r.version for r in rows] == ["A", "B", "C", "P", "Q"]
+    assert [r.los_next is None for r in rows] == [False, False, True, False, True]
+
+
 def test_anchor_fixes_one_version() -> None:
     results = league()
     by_mean = fit_ratings(results)
