@@ -202,8 +202,8 @@ def choose_pairings(
         gain *= _variety(versions, provisional, hist)
         gain *= _owner_factor(owners, hist, owner_count)[:, None]
         gain *= _owner_factor(owners, hist, owner_count)[None, :]
-        # Two placed runaway versions teach nothing worth a match.
-        gain[np.ix_(runaway, runaway)] = 0.0
+        # Two placed runaway versions teach nothing worth a match: never paired together.
+        gain[np.ix_(runaway, runaway)] = -np.inf
         starving = [
             k for k in range(m) if max_wait is not None and waited[k] > max_wait
         ]
@@ -218,6 +218,8 @@ def choose_pairings(
             flat = int(np.argmax(masked))
             i, j = divmod(flat, m)
             reason = "placement" if provisional[i] or provisional[j] else "information"
+        if gain[i, j] == -np.inf:  # only pairs of runaway versions are left
+            break
         chosen.append(Pairing(versions[i], versions[j], reason, float(max(gain[i, j], 0.0))))
         cov = play(cov, int(rows[i]), int(rows[j]), float(w[i, j]))
         hist.add(versions[i], versions[j], owners[i], owners[j])

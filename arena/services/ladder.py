@@ -140,7 +140,10 @@ def ladder_tick(*, ladder_id: int, now: datetime | None = None) -> list[LadderPa
         count = _room(ladder, now)
         if count <= 0:
             return []  # the usual case while matches play: a few cheap queries
-        entrants = _bench_faulting(ladder, entrants)
+        staying = _bench_faulting(ladder, entrants)
+        if len(staying) < len(entrants):  # benched now: their queued matches go now, not a
+            _drop_leavers(ladder, {e.version_id for e in staying}, now)  # tick later
+        entrants = staying
         if len(entrants) < 2:
             return []
         chosen = _choose(ladder, entrants, count, now)

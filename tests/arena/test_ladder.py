@@ -285,6 +285,24 @@ def test_a_version_faulting_in_most_matches_is_benched_until_a_new_upload(ladder
     assert version_ladder_status(bot=bad.bot)[0]["state"] != "benched"
 
 
+def test_a_version_benched_by_a_tick_loses_its_queued_matches_in_that_tick(
+    ladder, board, monkeypatch, settings
+):
+    """The tick drops the queued matches of versions that left the ladder; one it benches
+    itself goes with them at once, not a tick later (while workers could still play them)."""
+    settings.ARENA_LADDER_DEPTH = 6
+    ladder_tick(ladder_id=ladder.pk)
+    settings.ARENA_LADDER_DEPTH = 40  # room for the next tick, which benches
+    queued = Match.objects.filter(status=MatchStatus.QUEUED)
+    bad = MatchSeat.objects.filter(match__in=queued).values_list("version_id", flat=True).first()
+    assert bad is not None
+    real = service._bench_faulting
+    monkeypatch.setattr(service, "_bench_faulting", lambda ladder, entrants: [
+        e for e in real(ladder, entrants) if e.version_id != bad])
+    ladder_tick(ladder_id=ladder.pk)
+    assert not MatchSeat.objects.filter(
+        version_id=bad, match__status=MatchStatus.QUEUED).exists()
+
 def test_a_tick_that_dies_writes_nothing(ladder, monkeypatch):
     def boom(**kwargs):
         raise RuntimeError("worker died")

@@ -96,6 +96,19 @@ def test_a_placed_all_losing_version_never_attracts_matches():
     assert 3 in {choose_pairings(b, unguarded, 1)[0].a, choose_pairings(b, unguarded, 1)[0].b}
 
 
+def test_two_runaway_versions_are_never_paired_together_even_when_nothing_else_is_left():
+    """The guard held only while another pair had some gain: with two runaway entrants alone (or
+    one of them waiting past the longest wait) it paired them on every tick."""
+    b = belief([1800, 900], [400, 400])
+    pool = [Entrant(0, 0, provisional=False, runaway=True, waited=10.0),
+            Entrant(1, 1, provisional=False, runaway=True, waited=5000.0)]
+    assert choose_pairings(b, pool, 3) == []
+    assert choose_pairings(b, pool, 3, max_wait=3600) == []
+    b = belief([1800, 900, 1500], [400, 400, 60])
+    with_other = [*pool, placed(2)]
+    for p in choose_pairings(b, with_other, 4, max_wait=3600):
+        assert {p.a, p.b} != {0, 1}
+
 def test_a_version_past_the_longest_wait_is_paired_first():
     b = belief([1500, 1510, 1490, 1500], [200, 200, 200, 5])
     pool = [Entrant(k, k, False, False, 10.0) for k in range(3)] + [
