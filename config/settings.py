@@ -210,9 +210,10 @@ REST_FRAMEWORK = {
         "user": os.environ.get("ARENA_API_USER_RATE", "1200/minute"),
     },
     # Reverse proxies in front of gunicorn: the client address is then taken from
-    # X-Forwarded-For (else every client behind the proxy would share one throttle).
-    "NUM_PROXIES": int(os.environ["ARENA_NUM_PROXIES"]) if os.environ.get("ARENA_NUM_PROXIES")
-    else None,
+    # X-Forwarded-For (else every client behind the proxy would share one throttle). 0, not
+    # DRF's None, without one: None reads the whole X-Forwarded-For header as the client's
+    # identity, which a client may write anew on every request to pass the throttle.
+    "NUM_PROXIES": int(os.environ.get("ARENA_NUM_PROXIES") or 0),
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -311,7 +312,7 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # Above the longest match, so a slow match is never handed to a second worker...
         "visibility_timeout": int(
-            os.environ.get("ARENA_VISIBILITY_TIMEOUT", str(ARENA_MATCH_TIME_LIMIT + 300))
+            os.environ.get("ARENA_VISIBILITY_TIMEOUT") or str(ARENA_MATCH_TIME_LIMIT + 300)
         ),
         # ...and a dead worker's match comes back soon after it: kombu's defaults scan for
         # abandoned messages only every 10 s x 10 = 100 s.

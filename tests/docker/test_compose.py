@@ -122,8 +122,12 @@ def compose() -> Iterator[Compose]:
         "DOCKER_SOCKET": _docker_socket(),
         "WORKER_CONCURRENCY": "1",
         "ARENA_VISIBILITY_TIMEOUT": "30",
+        # The site's own name first, as an operator sets it, and no 127.0.0.1: the web service's
+        # health check must ask by a name it allows, or the workers (which wait for it to be
+        # healthy) never start.
+        "ALLOWED_HOSTS": "arena.test,localhost",
     }
-    stack = Compose(project, env, f"http://127.0.0.1:{port}")
+    stack = Compose(project, env, f"http://localhost:{port}")
     try:
         stack.run("up", "-d", "--no-build", "--scale", "worker=2", timeout=600)
         wait_for(lambda: _answers(f"{stack.url}/health/"), 240, "the web service to answer")

@@ -45,6 +45,18 @@ def test_the_api_is_throttled_per_address_and_per_user(alice, client_for):
         assert signed_in == [200] * 8 + [429]
 
 
+def test_a_forged_x_forwarded_for_does_not_pass_the_throttle():
+    """With no proxy configured (``ARENA_NUM_PROXIES`` 0) the client is its ``REMOTE_ADDR``:
+    a header it writes anew on every request (DRF's default read the whole header as the
+    client) gives it no fresh window."""
+    rates = {**SimpleRateThrottle.THROTTLE_RATES, "anon": "5/minute", "user": "8/minute"}
+    client = Client(REMOTE_ADDR="192.0.2.77")
+    with mock.patch.object(SimpleRateThrottle, "THROTTLE_RATES", rates):
+        codes = [client.get("/api/bots/", HTTP_X_FORWARDED_FOR=f"10.9.8.{n}").status_code
+                 for n in range(6)]
+    assert codes == [200] * 5 + [429]
+
+
 def test_any_request_over_the_size_limit_is_refused_before_it_is_read(settings):
     settings.ARENA_MAX_REQUEST_BYTES = 1000
     body = b"{" + b" " * 2000 + b"}"
