@@ -51,13 +51,15 @@ def match_play(*, match_id: int) -> bool:
             clock=match_clock(match=match),
             backend=settings.ARENA_SANDBOX,
         )
+        return match_record_result(match=match, played=played)
     except (OperationalError, InterfaceError):
         raise  # the database went away: retried, not the match's fault
     except Exception as error:  # no bot reaches here: a bot's misbehaviour is a SeatFault
+        # (recording included: the task's soft time limit may land there, and the match must
+        # not stay running, its task acknowledged, until the stuck-match sweep voids it)
         log.exception("match %s could not be played", match_id)
         match_platform_failure(match_id=match_id, error=error)
         return False
-    return match_record_result(match=match, played=played)
 
 
 def match_clock(*, match: Match) -> AnnouncedClock:

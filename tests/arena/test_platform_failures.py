@@ -137,3 +137,24 @@ def test_a_runtime_missing_on_the_worker_is_the_platforms_failure_not_the_bots(
         assert match.status == MatchStatus.QUEUED and match.winner is None
         assert "RuntimeNotFound" in match.failure and "played again" in match.failure
         assert not match.seats.exclude(fault_kind="").exists()
+
+
+def test_a_time_limit_landing_while_the_result_is_saved_plays_the_match_again(
+    alice, bob, run_tasks
+):
+    """The task's soft time limit may land while the result is being saved: the match goes back
+    to the queue (the platform's failure), not left running with its task acknowledged until the
+    stuck-match sweep voids it."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    a = _ready(alice, "first-a", FIRST_BOT)
+    b = _ready(bob, "first-b", FIRST_BOT)
+    with mock.patch.object(play_service, "match_record_result",
+                           side_effect=SoftTimeLimitExceeded("soft time limit")), \
+            mock.patch.object(platform_failures, "send_after_commit") as again, run_tasks():
+        tournament = tournament_create(
+            created_by=alice, name="t", rules={"preset": "pollack"}, version_ids=[a, b], pairs=1
+        )
+    assert again.call_count == 2
+    for match in Match.objects.filter(tournament=tournament):
+        assert match.status == MatchStatus.QUEUED and "SoftTimeLimitExceeded" in match.failure
