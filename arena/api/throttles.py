@@ -28,13 +28,16 @@ def _fail_open(allow, request, view) -> bool:
         return True
 
 
-class UploadThrottle(BaseThrottle):
-    """Bot uploads through the API count against the same per-user quota as the upload form
-    (``quota_upload``: ``ARENA_UPLOAD_RATE``, staff exempt)."""
+class QuotaThrottle(BaseThrottle):
+    """A throttle that counts the request against one of the quotas the pages share
+    (``count``); past it, 429 with the quota's ``Retry-After``."""
+
+    def count(self, request) -> None:
+        raise NotImplementedError
 
     def allow_request(self, request, view) -> bool:
         try:
-            quota_upload(user=request.user)
+            self.count(request)
         except QuotaExceeded as refused:
             self._wait = refused.retry_after
             return False
@@ -42,6 +45,14 @@ class UploadThrottle(BaseThrottle):
 
     def wait(self) -> float:
         return float(self._wait)
+
+
+class UploadThrottle(QuotaThrottle):
+    """Bot uploads through the API count against the same per-user quota as the upload form
+    (``quota_upload``: ``ARENA_UPLOAD_RATE``, staff exempt)."""
+
+    def count(self, request) -> None:
+        quota_upload(user=request.user)
 
 
 class ApiRateThrottle(SimpleRateThrottle):
@@ -81,17 +92,9 @@ class ApiRateThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
 
-class LoginThrottle(BaseThrottle):
+class LoginThrottle(QuotaThrottle):
     """Sign-in attempts through the API count against the same per-address quota as the login
     page (``quota_login``: ``ARENA_LOGIN_RATE``)."""
 
-    def allow_request(self, request, view) -> bool:
-        try:
-            quota_login(address=client_address(request.META))
-        except QuotaExceeded as refused:
-            self._wait = refused.retry_after
-            return False
-        return True
-
-    def wait(self) -> float:
-        return float(self._wait)
+    def count(self, request) -> None:
+        quota_login(address=client_address(request.META))
