@@ -15,7 +15,7 @@ from arena.errors import ArenaError
 from arena.models import BotVersion, Schedule, Tournament, VersionStatus
 from arena.rulesets import platform_rules
 from arena.services.bots import builtin_bots_ensure
-from arena.services.tournaments import MAX_VERSIONS, tournament_create
+from arena.services.tournaments import MAX_VERSIONS, round_robin_name, tournament_create
 from engine import RulesError
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,9 @@ def schedule_create(
     max_versions: int = MAX_VERSIONS,
     first_run_at: datetime | None = None,
 ) -> Schedule:
-    """A repeating round-robin (e.g. nightly: ``every_hours=24``). ``ArenaError`` for bad rules."""
+    """A repeating round-robin (e.g. nightly: ``every_hours=24``). ``ArenaError`` for bad rules
+    or a bad name (each run's round-robin is named after it)."""
+    name = round_robin_name(name)
     try:
         platform_rules(rules)
     except RulesError as error:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import secrets
+import unicodedata
 from collections.abc import Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -35,6 +36,18 @@ MAX_PAIRS = 100
 MAX_MATCHES = 20_000
 
 
+def round_robin_name(name: str | None) -> str:
+    """``name`` stripped, or ``ArenaError``: 1-120 characters, none of them a control or
+    formatting character (a right-to-left override reverses the rest of the line it is shown
+    in: the seed, score and reason on every match page of the round-robin)."""
+    name = (name or "").strip()
+    if not name or len(name) > 120:
+        raise ArenaError("give the round-robin a name of 1-120 characters", field="name")
+    if any(unicodedata.category(char) in ("Cc", "Cf") for char in name):
+        raise ArenaError(
+            "a round-robin name may not hold control or formatting characters", field="name")
+    return name
+
 def tournament_create(
     *,
     created_by: AbstractBaseUser,
@@ -51,9 +64,7 @@ def tournament_create(
 
     Seeds: pair ``k`` uses ``seed + k`` for every pairing. ``ArenaError`` for bad input.
     """
-    name = (name or "").strip()
-    if not name or len(name) > 120:
-        raise ArenaError("give the round-robin a name of 1-120 characters", field="name")
+    name = round_robin_name(name)
     try:
         ruleset = platform_rules(rules)
     except RulesError as error:

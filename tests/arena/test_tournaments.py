@@ -114,6 +114,8 @@ def test_rule_options_make_their_own_board(alice, versions, client_for):
         ({"versions": [999999, 999998]}, "versions", "no such versions"),
         ({"versions": list(range(1, 66))}, "versions", "64"),  # refused before any lookup
         ({"name": ""}, "name", ""),
+        ({"name": "cup\u202e"}, "name", "control or formatting"),  # reverses the match pages
+        ({"name": "cup\x00"}, "name", ""),
         # a target past the platform's bound: matches to the safety limit, a key past its column
         ({"rules": {"preset": "quatre-sept", "target": 1001}}, "rules", "at most 1000"),
         ({"rules": {"preset": "quatre-sept", "target": 10**240}}, "rules", "at most 1000"),

@@ -65,6 +65,10 @@ def test_leaderboard_shows_the_rated_versions(world):
     assert "provisional" in body and "±" in body
     assert "No rated matches on <strong>pollack</strong>" in Client().get(
         "/?preset=pollack").content.decode()
+    # a board that does not exist is a 404, not its name as the page's heading
+    forged = Client().get("/?board=has moved: sign in at evil.example")
+    assert forged.status_code == 404 and b"evil.example" not in forged.content
+    assert Client().get("/?board=pollack").status_code == 200  # a preset's, even unrated
 
 
 def test_bot_page_shows_history_matches_and_owner_only_faults(world, alice, bob):

@@ -28,6 +28,8 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     boards = list(board_list())
     current = board or preset
     board_row = next((b for b in boards if b.key == current), None)
+    if board is not None and board_row is None and board not in PRESETS:
+        raise Http404("no rating board of that name")  # not its text as the page's heading
     ladder = ladder_board_summary(rules_key=current)
     if ladder is not None:
         ladder["rows"] = [match_row(m) for m in ladder["matches"]]
