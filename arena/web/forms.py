@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.validators import ASCIIUsernameValidator
 
 from arena.errors import ArenaError
 from arena.models import BotVersion
@@ -29,10 +30,18 @@ UPLOAD_HELP = (
 
 
 class SignupForm(UserCreationForm):
-    """Username and password twice; the service creates the account."""
+    """Username and password twice; the service creates the account. A new username is ASCII
+    (letters, digits, @ . + - _): a name of look-alike letters from another script (``аrena``
+    with a Cyrillic а) would pass for another user's, the system's built-in bots included."""
 
     class Meta(UserCreationForm.Meta):
         fields = ("username",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["username"].validators.append(ASCIIUsernameValidator())
+        self.fields["username"].help_text = (
+            "Up to 150 characters: ASCII letters, digits and @ . + - _ only.")
 
 
 class BotUploadForm(forms.Form):

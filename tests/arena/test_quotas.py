@@ -91,6 +91,17 @@ def test_signups_per_client_address(settings, db):
     assert signup("other", "198.51.100.9") == 302
 
 
+def test_a_new_username_is_ascii_so_none_passes_for_another(db):
+    """``аrena`` with a Cyrillic а reads as the system user that owns the built-in bots."""
+    def signup(name: str) -> int:
+        return Client(REMOTE_ADDR="203.0.113.99").post("/signup/", {
+            "username": name, "password1": "a-long-pass-phrase-1",
+            "password2": "a-long-pass-phrase-1"}).status_code
+
+    assert signup("\u0430rena") == 200  # the form again, with the error
+    assert not User.objects.filter(username="\u0430rena").exists()
+    assert signup("plain.name-1") == 302
+
 def test_sign_in_attempts_per_client_address_on_the_page_and_the_api_together(settings, db):
     """Password guessing: past ``ARENA_LOGIN_RATE`` the login page and the token view answer
     429 with Retry-After, without checking the password (the right one included); another
