@@ -92,6 +92,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "config.middleware.RequestSizeLimitMiddleware",
     "config.middleware.NulInQueryMiddleware",
+    "config.middleware.ContentSecurityPolicyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -59,6 +59,29 @@ def test_every_page_renders(world, alice):
     assert client.get("/api/docs/").status_code == 200
 
 
+def test_pages_forbid_inline_script_and_carry_none(world, alice):
+    """Every page of the site's own sends the Content-Security-Policy (no inline script runs,
+    whatever reached the HTML), and none needs an inline script or handler to work: each
+    <script> is a file of this site or JSON data."""
+    tournament = world["tournament"]
+    match = Match.objects.filter(tournament=tournament).first()
+    pages = [(Client(), url) for url in [
+        "/", "/bots/", f"/bots/{world['good'].pk}/", "/tournaments/",
+        f"/tournaments/{tournament.pk}/", f"/tournaments/{tournament.pk}/live/",
+        f"/matches/{match.pk}/", "/signup/", "/login/"]]
+    pages += [(logged_in(alice), url) for url in ["/account/token/", "/bots/new/",
+                                                  "/tournaments/new/"]]
+    for client, url in pages:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        policy = response["Content-Security-Policy"]
+        assert "script-src 'self';" in policy and "unsafe-inline" not in policy.split(
+            "script-src")[1].split(";")[0], url
+        html = response.content.decode()
+        for tag in re.findall(r"<script\b[^>]*>", html):
+            assert "src=" in tag or 'type="application/json"' in tag, (url, tag)
+        assert not re.search(r"\son[a-z]+=\"", html), url  # no onclick=, onsubmit=, ...
+
 def test_leaderboard_shows_the_rated_versions(world):
     body = Client().get("/").content.decode()
     assert "alice/dice" in body and "arena/random" in body
