@@ -5,6 +5,7 @@ staff exempt. Each refusal is a 429 that says where the user stands and when to 
 from __future__ import annotations
 
 import contextlib
+from unittest import mock
 
 import pytest
 from django.contrib.auth.models import User
@@ -113,7 +114,10 @@ def test_sign_in_attempts_per_client_address_on_the_page_and_the_api_together(se
     assert [page.post("/login/", wrong).status_code for _ in range(2)] == [200, 200]
     api = APIClient(REMOTE_ADDR="203.0.113.44")
     assert api.post("/api/token/", wrong, format="json").status_code == 400
-    refused = page.post("/login/", {"username": "victim", "password": "the-right-password-1"})
+    with mock.patch("django.contrib.auth.forms.authenticate") as checked:
+        refused = page.post("/login/", {"username": "victim",
+                                        "password": "the-right-password-1"})
+    assert not checked.called  # past the quota no password is hashed, right or wrong
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
     assert "sign-in attempts" in refused.content.decode()
     assert "_auth_user_id" not in page.session

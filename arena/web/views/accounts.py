@@ -8,6 +8,8 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
@@ -39,25 +41,36 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "arena/accounts/signup.html", {"form": form})
 
 
+class QuotaAuthenticationForm(AuthenticationForm):
+    """Django's sign-in form, each attempt first counted against the per-address quota it
+    shares with ``POST /api/token/`` (``quota_login``): past it the form is invalid with the
+    quota's message and the password is not checked (``refused`` holds the refusal)."""
+
+    refused: QuotaExceeded | None = None
+
+    def clean(self) -> dict[str, Any]:
+        try:
+            quota_login(address=client_address(self.request.META))
+        except QuotaExceeded as refused:
+            self.refused = refused
+            raise ValidationError(refused.message, code="quota") from None
+        return super().clean()
+
+
 class LoginView(auth_views.LoginView):
-    """Django's login page, each attempt counted against the per-address quota it shares with
-    ``POST /api/token/`` (``quota_login``): past it, 429 with ``Retry-After`` and the password
-    is not checked."""
+    """Django's login page with ``QuotaAuthenticationForm``: an attempt past the quota is a 429
+    with ``Retry-After``."""
 
     template_name = "arena/accounts/login.html"
     redirect_authenticated_user = True
+    authentication_form = QuotaAuthenticationForm
 
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            quota_login(address=client_address(request.META))
-        except QuotaExceeded as refused:
-            form = self.get_form()
-            form.errors.clear()
-            form.add_error(None, refused.message)
-            response = self.render_to_response(self.get_context_data(form=form), status=429)
-            response["Retry-After"] = str(refused.retry_after)
-            return response
-        return super().post(request, *args, **kwargs)
+    def form_invalid(self, form: QuotaAuthenticationForm) -> HttpResponse:
+        response = super().form_invalid(form)
+        if form.refused is not None:
+            response.status_code = 429
+            response["Retry-After"] = str(form.refused.retry_after)
+        return response
 
 
 @login_required
