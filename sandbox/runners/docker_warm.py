@@ -527,20 +527,19 @@ class WarmDockerRunner(DockerRunner):
         self._remover.wait_below(2 * self.size, timeout=30)
         warm = self._take()
         if warm is not None:
-            try:
-                warm.pipes.send(files, time.monotonic() + 30)
-                return PooledSeatProcess(warm, self, backend=self.name, signal_base=128)
-            except DockerUnavailable:  # it died waiting (the engine restarted, say): a new one
-                self._discard(warm)
-            except BaseException:
-                self._discard(warm)
-                raise
+            with contextlib.suppress(DockerUnavailable):  # it died waiting (the engine
+                return self._hand_over(warm, files)       # restarted, say): a new one
         try:
             warm = self._start_one()
         except DockerUnavailable:
             raise
         except Exception as exc:
             raise DockerUnavailable(f"cannot start a bot container: {exc}") from exc
+        return self._hand_over(warm, files)
+
+    def _hand_over(self, warm: _Warm, files: bytes) -> PooledSeatProcess:
+        """The seat of ``warm``, its loader sent the bot's ``files``; the container is
+        discarded if that fails."""
         try:
             warm.pipes.send(files, time.monotonic() + 30)
         except BaseException:
