@@ -35,6 +35,7 @@ import os
 import secrets
 import signal
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,13 +156,19 @@ def _prepare_v1(root: Path) -> CgroupSupport:
     return CgroupSupport("v1", reason, parents, cpu_parent, weight)
 
 
+def _distinct_folders(folders: Iterable[Path]) -> list[Path]:
+    """Each directory once: systemd's v1 layout mounts ``cpu`` and ``cpuacct`` as one
+    hierarchy (``cpu,cpuacct``, the two names links to it), where the two are the same."""
+    return list({os.path.realpath(folder): folder for folder in folders}.values())
+
+
 def sweep_dead_seat_groups(support: CgroupSupport) -> int:
     """Remove the empty seat groups (``seat-<pid>-...``) whose maker process is gone: a worker
     process killed outright (out of memory, a hard time limit) never removed its own. A group
     something still runs in is left (the kernel refuses to remove it). How many were removed."""
     parents = [*support.parents, *([support.cpu_parent] if support.cpu_parent else [])]
     removed = 0
-    for parent in {os.path.realpath(parent): parent for parent in parents}.values():
+    for parent in _distinct_folders(parents):
         for folder in parent.glob("seat-*"):
             try:
                 os.kill(int(folder.name.split("-")[1]), 0)
@@ -175,6 +182,7 @@ def sweep_dead_seat_groups(support: CgroupSupport) -> int:
                 removed += 1
     return removed
 
+
 class SeatCgroup:
     """One seat's cgroup(s): created with its caps, joined by the seat's first process
     (``join_self`` in the child), removed by ``remove()`` after killing what is left."""
@@ -187,9 +195,7 @@ class SeatCgroup:
         name = f"seat-{os.getpid()}-{next(_ids)}-{secrets.token_hex(4)}"
         self.folders = tuple(parent / name for parent in support.parents) + (
             (support.cpu_parent / name,) if support.cpu_parent else ())
-        #: Each directory once: systemd's v1 layout mounts ``cpu`` and ``cpuacct`` as one
-        #: hierarchy (``cpu,cpuacct``, the two names links to it), where the two are the same.
-        self._distinct = tuple({os.path.realpath(f): f for f in self.folders}.values())
+        self._distinct = _distinct_folders(self.folders)
         self._procs: list[int] = []
         #: Where the seat's processes are listed, and the file of its cumulative CPU time.
         self._members = self.folders[0] if self.mode == "v2" else self.folders[1]

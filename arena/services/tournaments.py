@@ -48,6 +48,7 @@ def round_robin_name(name: str | None) -> str:
             "a round-robin name may not hold control or formatting characters", field="name")
     return name
 
+
 def tournament_create(
     *,
     created_by: AbstractBaseUser,
