@@ -108,14 +108,15 @@ def fit_ratings(
     if size == 0:
         empty = np.zeros(0)
         return Fit((), empty, np.zeros((0, 0)), np.zeros((0, 0)), *(empty,) * 7, 0)
-    pairs = with_virtual_draws(aggregate(games), size, prior)
+    real = aggregate(games)
+    pairs = with_virtual_draws(real, size, prior)
     group = groups(size, pairs.i, pairs.j)
     theta, iterations = _newton(pairs, size, group, tol=tol, max_iter=max_iter)
     counts = _counts(games)
     perfect = (counts["points"] == 0) | (counts["points"] == counts["games"])
     model = inverse_information(pairs, theta, group)
     robust = cluster_covariance(games, theta, model)
-    robust = _floor_boundary(robust, model, perfect | _sandwich_unreliable(games))
+    robust = _floor_boundary(robust, model, perfect | _sandwich_unreliable(games, real))
     elo = center + ELO_PER_LOGIT * theta
     if anchor is not None:
         version, value = anchor
@@ -227,22 +228,19 @@ def _counts(games: Games) -> dict[str, np.ndarray]:
 MIN_CLUSTERS = 5
 
 
-def _sandwich_unreliable(games: Games) -> np.ndarray:
+def _sandwich_unreliable(games: Games, real: Pairs) -> np.ndarray:
     """Versions whose sandwich can collapse without a perfect record: fewer than
     ``MIN_CLUSTERS`` clusters (a pair or two split 1-1 leave almost no residual), or a record
-    one-sided against every opponent met (each opponent's residuals all alike)."""
-    size = len(games.ids)
+    one-sided against every opponent met (each opponent's residuals all alike). ``real``: the
+    games aggregated per pair, without the prior's virtual draws."""
+    size = games.size
     both = np.concatenate([games.a, games.b])
-    other = np.concatenate([games.b, games.a])
-    mine = np.concatenate([games.score, 1.0 - games.score])
     clusters = np.concatenate([games.cluster, games.cluster])
     seen = np.unique(both * games.clusters + clusters)
     few = np.bincount(seen // games.clusters, minlength=size) < MIN_CLUSTERS
-    key = both * size + other
-    played = np.bincount(key, minlength=size * size)
-    points = np.bincount(key, mine, size * size)
-    mixed = (played > 0) & (points > 0) & (points < played)  # some opponent's record is not
-    return few | ~mixed.reshape(size, size).any(axis=1)      # one-sided
+    mixed = (real.w > 0) & (real.w < real.n)  # a pair whose record is not one-sided
+    mixed_for = np.bincount(real.i, mixed, size) + np.bincount(real.j, mixed, size)
+    return few | (mixed_for == 0)
 
 
 def _floor_boundary(robust: np.ndarray, model: np.ndarray, perfect: np.ndarray) -> np.ndarray:
