@@ -537,7 +537,9 @@
     if (event.altKey || event.ctrlKey || event.metaKey) return;
     var target = event.target;
     var tag = target && target.tagName;
-    if (target === slider || tag === "SELECT" || tag === "TEXTAREA" ||
+    // The slider's arrow keys step through the viewer here too, not through the browser's own
+    // range handling, so that a key moves exactly one step, at once, in every browser.
+    if (tag === "SELECT" || tag === "TEXTAREA" ||
         (tag === "INPUT" && target.type !== "range") || (target && target.isContentEditable)) return;
     var keys = {
       ArrowRight: function () { go(current + 1); },
