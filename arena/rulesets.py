@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from arena.errors import ArenaError
 from engine import RulesError, RuleSet, rules_from_dict
 
 #: The highest ``target`` the platform plays (the rules allow any: `la-poule`'s is 200). A larger
@@ -23,6 +24,15 @@ def platform_rules(rules: dict) -> RuleSet:
     if ruleset.target > MAX_TARGET:
         raise RulesError(f"target must be at most {MAX_TARGET} here, not {ruleset.target}")
     return ruleset
+
+
+def requested_rules(rules: dict) -> RuleSet:
+    """``platform_rules`` for a person's request: rules it refuses are an ``ArenaError`` on the
+    field ``rules`` (a 400 that says why), not a ``RulesError``."""
+    try:
+        return platform_rules(rules)
+    except RulesError as error:
+        raise ArenaError(str(error), field="rules") from None
 
 
 def rules_key(rules: RuleSet) -> str:

@@ -6,7 +6,8 @@ it names (``SeatFault.seat``: another seat that starved the one asked), else of 
 The referee also refuses replies that are not among the legal actions. It measures each
 decision; clocks are enforced by whatever runs the seat (the platform's sandbox). Under
 ``fixed_turns`` it releases every decision ``move_ms`` after the turn went out, however early the
-reply came, so that no seat learns from the clock how long another seat thought.
+reply came, and takes no time for a silent answer (``engine.pacing``), so that no seat learns from
+the clock how long another seat thought, nor what it declined in silence.
 Imports nothing of Django or the sandbox.
 """
 
@@ -20,6 +21,7 @@ from typing import Any, Protocol
 
 from engine.faults import SeatFault
 from engine.observe import observe
+from engine.pacing import TurnPacer
 from engine.replay import build_replay, deal_dict, result_dict
 from engine.rules import RuleSet
 from engine.state import State, forfeit_at_hello, new_match
@@ -57,8 +59,9 @@ class AnnouncedClock:
 
     Whoever runs a seat enforces its own copy (the platform builds ``sandbox.Clock`` from this
     one in ``arena/runtime/specs.py``; engine and sandbox may not import each other).
-    ``fixed_turns``: the referee holds every reply until ``move_ms`` after its turn went out
-    (``hold_reply``), which closes the think-time channel between partners.
+    ``fixed_turns``: the referee holds every reply until ``move_ms`` after its turn went out,
+    and hides silent answers in time as in the record (``engine.pacing``), which closes the
+    think-time channel between partners.
     """
 
     hello_ms: int = 10_000
@@ -90,12 +93,18 @@ class AnnouncedClock:
     def hold_reply(self, asked_at: float) -> None:
         """Under ``fixed_turns``, return no sooner than ``move_ms`` after ``asked_at`` (a
         ``time.perf_counter()`` reading taken before the turn went out); otherwise at once.
-        Every decision is held, forced ones too: that a seat had one legal action is private."""
+        Every decision is held, forced ones too: that a seat had one legal action is private.
+        (The referee paces a match by ``engine.pacing.TurnPacer``, which also hides silent
+        answers; this is one decision's hold.)"""
         if not self.fixed_turns:
             return
         release = asked_at + self.move_ms / 1000
         while (left := release - time.perf_counter()) > 0:
             time.sleep(left)
+
+    def pacer(self, rules: RuleSet) -> TurnPacer:
+        """The referee's pacing of a match under these clocks (``engine.pacing``)."""
+        return TurnPacer(rules, self.move_ms, fixed=self.fixed_turns)
 
 
 @dataclass
@@ -157,8 +166,10 @@ def referee_match(
         # decisions the others were asked, some of them hidden (a meld declined, a hand without
         # T, 9 or A kept), so a jump in it would say that a partner holds a meld it kept quiet.
         turn_ids = [0, 0, 0, 0]
+        pacer = clock.pacer(rules)
         while not state.is_over:
             seat = state.to_move
+            pacer.before_turn(state)
             legal = state.legal_strings()
             turn_ids[seat] += 1
             message = {
@@ -177,7 +188,7 @@ def referee_match(
                 state = state.forfeit(fault.at(seat), fault.kind, fault.detail)
                 break
             moves_ms[seat].append(_ms_since(started))
-            clock.hold_reply(started)
+            pacer.after_reply(state, reply, started)
             if reply not in legal:
                 shown = reply if isinstance(reply, str) else repr(reply)
                 state = state.forfeit(seat, "illegal", f"action {shown[:200]!r} is not in legal")

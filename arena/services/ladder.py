@@ -38,12 +38,11 @@ from arena.models import (
 from arena.rating import fit_ratings
 from arena.rating.board import PROVISIONAL_MATCHES
 from arena.rating.pairing import Entrant, History, belief_from_fit, choose_pairings
-from arena.rulesets import platform_rules, rules_key
+from arena.rulesets import requested_rules, rules_key
 from arena.selectors import ladder as read
 from arena.selectors.ratings import rated_results
 from arena.services.bots import builtin_bots_ensure
 from arena.services.queue import queue_matches
-from engine import RulesError
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +58,7 @@ MAX_DEPTH = 200
 def ladder_create(*, rules: dict) -> Ladder:
     """The ladder of the board of ``rules`` (a preset, or a preset with options), created with
     its never-ending tournament if missing. Idempotent. ``ArenaError`` for bad rules."""
-    try:
-        ruleset = platform_rules(rules)
-    except RulesError as error:
-        raise ArenaError(str(error), field="rules") from None
+    ruleset = requested_rules(rules)
     key = rules_key(ruleset)
     with transaction.atomic():
         found = Ladder.objects.select_for_update().filter(rules_key=key).first()

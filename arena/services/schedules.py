@@ -13,10 +13,9 @@ from django.utils import timezone
 
 from arena.errors import ArenaError
 from arena.models import BotVersion, Schedule, Tournament, VersionStatus
-from arena.rulesets import platform_rules
+from arena.rulesets import requested_rules
 from arena.services.bots import builtin_bots_ensure
 from arena.services.tournaments import MAX_VERSIONS, round_robin_name, tournament_create
-from engine import RulesError
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +33,7 @@ def schedule_create(
     """A repeating round-robin (e.g. nightly: ``every_hours=24``). ``ArenaError`` for bad rules
     or a bad name (each run's round-robin is named after it)."""
     name = round_robin_name(name)
-    try:
-        platform_rules(rules)
-    except RulesError as error:
-        raise ArenaError(str(error), field="rules") from None
+    requested_rules(rules)
     if every_hours < 1:
         raise ArenaError("every_hours must be at least 1", field="every_hours")
     return Schedule.objects.create(

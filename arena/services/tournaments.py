@@ -27,9 +27,8 @@ from arena.models import (
     TournamentStatus,
     VersionStatus,
 )
-from arena.rulesets import platform_rules, rules_key
+from arena.rulesets import requested_rules, rules_key
 from arena.services.queue import queue_matches
-from engine import RulesError
 
 MAX_VERSIONS = 64
 MAX_PAIRS = 100
@@ -66,10 +65,7 @@ def tournament_create(
     Seeds: pair ``k`` uses ``seed + k`` for every pairing. ``ArenaError`` for bad input.
     """
     name = round_robin_name(name)
-    try:
-        ruleset = platform_rules(rules)
-    except RulesError as error:
-        raise ArenaError(str(error), field="rules") from None
+    ruleset = requested_rules(rules)
     if not isinstance(pairs, int) or isinstance(pairs, bool) or not 1 <= pairs <= MAX_PAIRS:
         raise ArenaError(f"pairs must be an integer from 1 to {MAX_PAIRS}", field="pairs")
     versions = _ready_versions(version_ids)

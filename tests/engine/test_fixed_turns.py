@@ -122,3 +122,103 @@ def test_the_replay_records_the_clock():
         "bank_ms": 60_000,
         "fixed_turns": True,
     }
+
+
+# --- silent answers (engine.pacing) -------------------------------------------------------------
+
+
+class Quiet:
+    """Declines every meld (``done``) and keeps every hand (``keep``), else plays its first card
+    without a signal; logs ``(arrival, seat, decision, deal)`` for every turn and the arrival of
+    every ``deal_end``."""
+
+    def __init__(self, seat: int, log: list[tuple[float, int, str, int]]):
+        self.seat, self.log = seat, log
+
+    def hello(self, message: dict[str, Any]) -> None:
+        pass
+
+    def turn(self, message: dict[str, Any]) -> str:
+        decision = message["decision"]
+        self.log.append((time.perf_counter(), self.seat, decision, message["state"]["deal"]))
+        if decision == "meld":
+            return "done"
+        if decision == "redeal":
+            return "keep"
+        return next(a for a in message["legal"] if a.startswith("play ") and a.count(" ") == 1)
+
+    def notify(self, message: dict[str, Any]) -> None:
+        if message["type"] == "deal_end":
+            self.log.append((time.perf_counter(), self.seat, "deal_end", message["number"]))
+
+    def close(self) -> None:
+        pass
+
+
+def play_quiet(rules, seed: int) -> list[tuple[float, int, str, int]]:
+    log: list[tuple[float, int, str, int]] = []
+    referee_match(
+        rules, [Quiet(seat, log) for seat in range(4)], seed=seed,
+        clock=AnnouncedClock(move_ms=MOVE_MS, fixed_turns=True),
+    )
+    return log
+
+
+def _silent_turns(rules, seed: int, decision: str) -> int:
+    """How many ``decision`` turns ``Quiet`` seats are asked in match ``seed`` (no clock)."""
+    log: list[tuple[float, int, str, int]] = []
+    referee_match(rules, [Quiet(seat, log) for seat in range(4)], seed=seed)
+    return sum(1 for entry in log if entry[2] == decision)
+
+
+def test_a_declined_meld_takes_no_time_of_its_own():
+    """The gap between two cards played is one move clock whether or not the second player was
+    asked, in between, about a meld he declined (before, it was two: a partner could tell from
+    the clock that the player holds a meld he keeps quiet)."""
+    rules = rules_for("pollack", target=60)
+    seed = next(s for s in range(1, 400) if _silent_turns(rules, s, "meld") >= 8)
+    log = play_quiet(rules, seed=seed)
+    plays = [(i, entry) for i, entry in enumerate(log) if entry[2] == "play"]
+    after_silence: list[float] = []
+    plain: list[float] = []
+    for (i, (earlier, _, _, deal)), (j, (later, _, _, next_deal)) in itertools.pairwise(plays):
+        if deal != next_deal or any(log[k][2] == "deal_end" for k in range(i, j)):
+            continue
+        declined = any(log[k][2] == "meld" for k in range(i + 1, j))
+        (after_silence if declined else plain).append(later - earlier)
+    assert len(after_silence) >= 5, "the match should have declined melds to time"
+    shift = statistics.median(after_silence) - statistics.median(plain)
+    assert abs(shift) < MOVE_MS / 1000 * 0.3, f"a declined meld shows in time: {shift:.4f} s"
+    assert statistics.median(plain) >= MOVE_MS / 1000
+
+
+def _deals_with_redeal_askers(seed: int) -> set[int]:
+    """The deals of ``politaine`` seed ``seed`` (played by ``Quiet`` seats) in which some seat was
+    asked whether to call the deal off."""
+    log: list[tuple[float, int, str, int]] = []
+    referee_match(rules_for("politaine"), [Quiet(seat, log) for seat in range(4)], seed=seed)
+    return {deal for _, _, decision, deal in log if decision == "redeal"}
+
+
+def test_the_redeal_round_takes_four_move_clocks_whoever_is_asked():
+    """From a deal's start to its first card is four move clocks, whether no seat, one or more
+    was asked about a redeal and kept its hand (before, each seat asked added one: the clock told
+    which seats held no T, 9 or A)."""
+    seed = next(s for s in range(1, 400) if len(_deals_with_redeal_askers(s) - {1}) >= 2)
+    log = play_quiet(rules_for("politaine"), seed=seed)
+    asked = {deal for _, _, decision, deal in log if decision == "redeal"}
+    ended: dict[int, float] = {}
+    first_card: dict[int, float] = {}
+    for at, _, kind, deal in log:
+        if kind == "deal_end":
+            ended.setdefault(deal, at)
+        elif kind == "play":
+            first_card.setdefault(deal, at)
+    spans = {deal: first_card[deal] - ended[deal - 1] for deal in first_card if deal - 1 in ended}
+    with_askers = [span for deal, span in spans.items() if deal in asked]
+    without = [span for deal, span in spans.items() if deal not in asked]
+    assert len(with_askers) >= 2 and len(without) >= 2, (sorted(asked), sorted(spans))
+    round_s = 4 * MOVE_MS / 1000
+    assert min(spans.values()) >= round_s
+    shift = statistics.median(with_askers) - statistics.median(without)
+    assert abs(shift) < MOVE_MS / 1000 * 0.3, f"the redeal askers show in time: {shift:.4f} s"
