@@ -18,7 +18,7 @@ from arena.models import (
 )
 from arena.services.ladder import ladder_configure, ladder_create
 from arena.services.matches import match_requeue
-from engine import RulesError, rules_from_dict
+from arena.services.schedules import schedule_check
 
 
 @admin.register(Bot)
@@ -63,25 +63,34 @@ class TournamentAdmin(admin.ModelAdmin):
 
 
 class ScheduleForm(forms.ModelForm):
-    """Checks the rules the way ``schedule_create`` does."""
+    """Checks every setting the way ``schedule_create`` does (``schedule_check``): a schedule
+    saved here runs."""
 
     class Meta:
         model = Schedule
         fields = "__all__"
 
-    def clean_rules(self) -> dict:
-        rules = self.cleaned_data["rules"]
-        try:
-            rules_from_dict(rules)
-        except RulesError as error:
-            raise forms.ValidationError(str(error)) from None
-        return rules
+    def clean(self) -> dict:
+        data = super().clean()
+        fields = ("name", "rules", "pairs", "every_hours", "max_versions")
+        if all(field in data for field in fields):
+            try:
+                data["name"] = schedule_check(**{field: data[field] for field in fields})
+            except ArenaError as error:
+                self.add_error(error.field if error.field in fields else None, error.message)
+        return data
 
 
 @admin.register(Schedule)
 class ScheduleAdmin(admin.ModelAdmin):
     form = ScheduleForm
     list_display = ("id", "name", "every_hours", "pairs", "enabled", "next_run_at", "last_run_at")
+
+    def get_readonly_fields(self, request, obj=None) -> tuple[str, ...]:
+        """``next_run_at`` is set when the schedule is added and moved on by its runs only: a
+        change page opened before a run would otherwise write the older time back, and the
+        schedule would run that slot again."""
+        return ("last_run_at", "next_run_at") if obj is not None else ("last_run_at",)
 
 
 @admin.register(Ladder)

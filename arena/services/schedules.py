@@ -15,9 +15,46 @@ from arena.errors import ArenaError
 from arena.models import BotVersion, Schedule, Tournament, VersionStatus
 from arena.rulesets import requested_rules
 from arena.services.bots import builtin_bots_ensure
-from arena.services.tournaments import MAX_VERSIONS, round_robin_name, tournament_create
+from arena.services.tournaments import (
+    MAX_MATCHES,
+    MAX_PAIRS,
+    MAX_VERSIONS,
+    round_robin_name,
+    tournament_create,
+)
 
 log = logging.getLogger(__name__)
+
+#: The longest schedule name: each run's round-robin is named after it with " YYYY-MM-DD HH:MM"
+#: (17 characters) added, and a round-robin's name has at most 120.
+MAX_NAME = 120 - 17
+
+
+def schedule_check(
+    *, name: str, rules: dict, pairs: int, every_hours: int, max_versions: int
+) -> str:
+    """The schedule's name, stripped, if every run could create its round-robin with these
+    settings; ``ArenaError`` naming the field otherwise. (A run that cannot is only logged, so a
+    schedule that passed a weaker check used to move on every time and never play.)"""
+    name = round_robin_name(name)
+    if len(name) > MAX_NAME:
+        raise ArenaError(
+            f"a schedule's name has at most {MAX_NAME} characters (each run adds its date)",
+            field="name",
+        )
+    requested_rules(rules)
+    checks = (
+        ("pairs", pairs, 1, MAX_PAIRS),
+        ("every_hours", every_hours, 1, None),
+        ("max_versions", max_versions, 2, None),
+    )
+    for field, value, low, high in checks:
+        if not isinstance(value, int) or isinstance(value, bool) or value < low or (
+            high is not None and value > high
+        ):
+            span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+            raise ArenaError(f"{field} must be an integer {span}", field=field)
+    return name
 
 
 def schedule_create(
@@ -30,12 +67,11 @@ def schedule_create(
     max_versions: int = MAX_VERSIONS,
     first_run_at: datetime | None = None,
 ) -> Schedule:
-    """A repeating round-robin (e.g. nightly: ``every_hours=24``). ``ArenaError`` for bad rules
-    or a bad name (each run's round-robin is named after it)."""
-    name = round_robin_name(name)
-    requested_rules(rules)
-    if every_hours < 1:
-        raise ArenaError("every_hours must be at least 1", field="every_hours")
+    """A repeating round-robin (e.g. nightly: ``every_hours=24``). ``ArenaError`` for any
+    setting a run could not play with (``schedule_check``)."""
+    name = schedule_check(
+        name=name, rules=rules, pairs=pairs, every_hours=every_hours, max_versions=max_versions
+    )
     return Schedule.objects.create(
         name=name, rules=rules, pairs=pairs, every_hours=every_hours, latest_only=latest_only,
         max_versions=min(max_versions, MAX_VERSIONS), next_run_at=first_run_at or timezone.now(),
@@ -59,7 +95,7 @@ def schedules_run_due(*, now: datetime | None = None) -> list[Tournament]:
                     created.append(
                         tournament_create(
                             created_by=_system_user(),
-                            name=f"{schedule.name} {now:%Y-%m-%d %H:%M}",
+                            name=f"{schedule.name[:MAX_NAME]} {now:%Y-%m-%d %H:%M}",
                             rules=schedule.rules,
                             version_ids=[v.pk for v in versions],
                             pairs=schedule.pairs,
@@ -68,7 +104,7 @@ def schedules_run_due(*, now: datetime | None = None) -> list[Tournament]:
                     )
                 except ArenaError as error:
                     log.warning("schedule %s could not run: %s", schedule.name, error)
-            step = timedelta(hours=schedule.every_hours)
+            step = timedelta(hours=max(schedule.every_hours, 1))  # 0 would never move on
             while schedule.next_run_at <= now:
                 schedule.next_run_at += step
             schedule.last_run_at = now
@@ -77,9 +113,12 @@ def schedules_run_due(*, now: datetime | None = None) -> list[Tournament]:
 
 
 def schedule_versions(*, schedule: Schedule) -> list[BotVersion]:
-    """The ready versions of active bots this schedule plays: the latest of each bot, or all."""
+    """The ready versions of active bots this schedule plays: the latest of each bot, or all;
+    where there are more than it may take (``max_versions``, and as many as keep the run within
+    ``MAX_MATCHES``), the most recently uploaded of them, so that a new bot is never left out for
+    good by older ones."""
     ready = BotVersion.objects.filter(status=VersionStatus.READY, bot__retired=False).order_by(
-        "bot_id", "-number"
+        "-created_at", "-pk"
     )
     chosen: list[BotVersion] = []
     seen: set[int] = set()
@@ -88,7 +127,10 @@ def schedule_versions(*, schedule: Schedule) -> list[BotVersion]:
             continue
         seen.add(version.bot_id)
         chosen.append(version)
-    return chosen[: schedule.max_versions]
+    room = max(schedule.max_versions, 2)
+    while room > 2 and room * (room - 1) * max(schedule.pairs, 1) > MAX_MATCHES:
+        room -= 1
+    return sorted(chosen[:room], key=lambda v: (v.bot_id, -v.number))
 
 
 def _system_user():

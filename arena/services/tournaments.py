@@ -110,22 +110,35 @@ def tournament_create(
     return tournament
 
 
+def tournament_lock(*, tournament_id: int | None) -> None:
+    """Lock the round-robin's row until the transaction ends (no-op for ``None``). Every change
+    of a round-robin's status, and every re-queue of one of its matches, takes this lock first
+    (locks go ladder, round-robin, matches), so that a statement run after it sees the other's
+    committed matches: a re-queue and a cancel, or a re-queue and the finish check, never
+    interleave."""
+    if tournament_id is not None:
+        list(Tournament.objects.select_for_update().filter(pk=tournament_id).values_list("pk"))
+
+
 def tournament_finish_if_done(*, tournament_id: int) -> bool:
     """running → finished once no match is queued or running; True if it finished now. The
     round-robin of a ladder never finishes: it is idle between two ticks, not done.
 
-    One conditional UPDATE. Call it after the transaction that finished a match has committed
-    (``on_commit``): of two last matches finishing together, the later check sees both done.
+    A conditional UPDATE under the round-robin's lock (``tournament_lock``). Call it after the
+    transaction that finished a match has committed (``on_commit``): of two last matches
+    finishing together, the later check sees both done.
     """
     open_matches = Match.objects.filter(
         tournament_id=OuterRef("pk"), status__in=[MatchStatus.QUEUED, MatchStatus.RUNNING]
     )
-    updated = (
-        Tournament.objects.filter(pk=tournament_id, status=TournamentStatus.RUNNING)
-        .exclude(Exists(open_matches))
-        .exclude(ladder__isnull=False)
-        .update(status=TournamentStatus.FINISHED, finished_at=timezone.now())
-    )
+    with transaction.atomic():
+        tournament_lock(tournament_id=tournament_id)
+        updated = (
+            Tournament.objects.filter(pk=tournament_id, status=TournamentStatus.RUNNING)
+            .exclude(Exists(open_matches))
+            .exclude(ladder__isnull=False)
+            .update(status=TournamentStatus.FINISHED, finished_at=timezone.now())
+        )
     return bool(updated)
 
 
@@ -137,6 +150,9 @@ def tournament_cancel(*, tournament: Tournament, by: AbstractBaseUser) -> bool:
     (finished or cancelled already)."""
     now = timezone.now()
     with transaction.atomic():
+        # its ladder, then itself, then its matches: the order of a ladder's tick and resume
+        list(Ladder.objects.select_for_update().filter(tournament_id=tournament.pk).values("pk"))
+        tournament_lock(tournament_id=tournament.pk)  # a re-queue in flight lands first
         cancelled = Tournament.objects.filter(
             pk=tournament.pk, status=TournamentStatus.RUNNING
         ).update(status=TournamentStatus.CANCELLED, finished_at=now)
@@ -151,7 +167,8 @@ def tournament_cancel(*, tournament: Tournament, by: AbstractBaseUser) -> bool:
 
 
 def tournament_reopen(*, tournament_id: int) -> bool:
-    """finished → running, when one of its matches is re-queued. True if it changed."""
+    """finished → running, when one of its matches is re-queued (the caller holds
+    ``tournament_lock``). True if it changed."""
     updated = Tournament.objects.filter(
         pk=tournament_id, status=TournamentStatus.FINISHED
     ).update(status=TournamentStatus.RUNNING, finished_at=None)
