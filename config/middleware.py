@@ -31,7 +31,10 @@ class RequestSizeLimitMiddleware:
                            f"bytes (a bot package at most {MAX_PACKAGE_BYTES:,})"},
                 status=413,
             )
-            response["Connection"] = "close"
+            if not request.META.get("SERVER_SOFTWARE", "").startswith("WSGIServer"):
+                # the unread body must not be taken for the next request; wsgiref (runserver)
+                # refuses hop-by-hop headers from the application and closes by itself
+                response["Connection"] = "close"
             return response
         return self.get_response(request)
 

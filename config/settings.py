@@ -26,6 +26,13 @@ VAR_DIR = Path(os.environ.get("ARENA_VAR_DIR", BASE_DIR / "var")).resolve()
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 
+def _env(name: str, default: str) -> str:
+    """The variable's value, or ``default`` when it is unset or blank (compose passes a setting
+    left out of .env on as an empty value)."""
+    raw = os.environ.get(name, "").strip()
+    return raw or default
+
+
 def _env_bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name)
     if raw is None or raw == "":
@@ -68,7 +75,7 @@ if ARENA_HTTPS:
     SECURE_SSL_REDIRECT = _env_bool("ARENA_SSL_REDIRECT", True)
     SECURE_REDIRECT_EXEMPT = [r"^health/$"]  # the load balancer's probe speaks plain HTTP
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SECURE_HSTS_SECONDS = int(os.environ.get("ARENA_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_SECONDS = int(_env("ARENA_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("ARENA_HSTS_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = _env_bool("ARENA_HSTS_PRELOAD", True)
 
@@ -184,7 +191,7 @@ STORAGES = {
 #: Largest request body accepted at all (413 before it is read, the one size check before the
 #: package's own): by default a bot package at its cap and its multipart envelope.
 ARENA_MAX_REQUEST_BYTES = int(
-    os.environ.get("ARENA_MAX_REQUEST_BYTES", str(MAX_PACKAGE_BYTES + 64 * 1024))
+    _env("ARENA_MAX_REQUEST_BYTES", str(MAX_PACKAGE_BYTES + 64 * 1024))
 )
 DATA_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
@@ -207,14 +214,14 @@ REST_FRAMEWORK = {
     # rate of their own (``ARENA_UPLOAD_RATE``). Counters live in the cache (Redis in production).
     "DEFAULT_THROTTLE_CLASSES": ["arena.api.throttles.ApiRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
-        "anon": os.environ.get("ARENA_API_ANON_RATE", "600/minute"),
-        "user": os.environ.get("ARENA_API_USER_RATE", "1200/minute"),
+        "anon": _env("ARENA_API_ANON_RATE", "600/minute"),
+        "user": _env("ARENA_API_USER_RATE", "1200/minute"),
     },
     # Reverse proxies in front of gunicorn: the client address is then taken from
     # X-Forwarded-For (else every client behind the proxy would share one throttle). 0, not
     # DRF's None, without one: None reads the whole X-Forwarded-For header as the client's
     # identity, which a client may write anew on every request to pass the throttle.
-    "NUM_PROXIES": int(os.environ.get("ARENA_NUM_PROXIES") or 0),
+    "NUM_PROXIES": int(_env("ARENA_NUM_PROXIES", "0")),
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -253,9 +260,9 @@ ARENA_SANDBOX = os.environ.get("ARENA_SANDBOX", "bwrap")
 ARENA_BOT_CACHE = Path(os.environ.get("ARENA_BOT_CACHE", VAR_DIR / "bots")).resolve()
 #: Under ARENA_SANDBOX=docker: pre-started seat containers per worker process (each serves one seat
 #: of one match and is removed); 0 starts every seat's container on the match's path.
-ARENA_DOCKER_POOL = int(os.environ.get("ARENA_DOCKER_POOL", "4"))
+ARENA_DOCKER_POOL = int(_env("ARENA_DOCKER_POOL", "4"))
 #: The move clock of every match (protocol ``clock.move_ms``), in milliseconds.
-ARENA_MOVE_MS = int(os.environ.get("ARENA_MOVE_MS", "1000"))
+ARENA_MOVE_MS = int(_env("ARENA_MOVE_MS", "1000"))
 #: Fixed-time turns for every rated match: each decision is released ``ARENA_MOVE_MS`` after it was
 #: asked, which closes the think-time channel between partners (docs/security.md). Validation
 #: matches are never fixed-time.
@@ -264,35 +271,35 @@ ARENA_FIXED_TURNS = _env_bool("ARENA_FIXED_TURNS", False)
 #: under fixed-time turns each decision also takes the move clock: 5,000 decisions, about the
 #: safety limit's 100 deals, are added).
 ARENA_MATCH_TIME_LIMIT = int(
-    os.environ.get(
+    _env(
         "ARENA_MATCH_TIME_LIMIT",
         str(600 + (5_000 * ARENA_MOVE_MS // 1000 if ARENA_FIXED_TURNS else 0)),
     )
 )
 #: A match running longer than this is failed by the sweep (its worker is presumed lost); above
 #: the broker's visibility timeout, so Redis gets to redeliver first.
-ARENA_STUCK_AFTER = int(os.environ.get("ARENA_STUCK_AFTER", str(3 * ARENA_MATCH_TIME_LIMIT)))
+ARENA_STUCK_AFTER = int(_env("ARENA_STUCK_AFTER", str(3 * ARENA_MATCH_TIME_LIMIT)))
 #: Bot uploads (new bots and new versions) per user, through the pages and the API together.
-ARENA_UPLOAD_RATE = os.environ.get("ARENA_UPLOAD_RATE", "60/hour")
+ARENA_UPLOAD_RATE = _env("ARENA_UPLOAD_RATE", "60/hour")
 # A match the platform itself could not play (not a bot's fault) is started at most this many times
 # in all, the next start this many seconds after a failure; then it is void (failed, counts for
 # nobody): docs/security.md.
 #: Signups per client address (``REMOTE_ADDR``, or X-Forwarded-For behind ARENA_NUM_PROXIES).
-ARENA_SIGNUP_RATE = os.environ.get("ARENA_SIGNUP_RATE", "5/hour")
+ARENA_SIGNUP_RATE = _env("ARENA_SIGNUP_RATE", "5/hour")
 #: Sign-in attempts (the login page and ``POST /api/token/`` together) per client address: a
 #: password is not guessed at 600 tries a minute.
-ARENA_LOGIN_RATE = os.environ.get("ARENA_LOGIN_RATE", "30/hour")
+ARENA_LOGIN_RATE = _env("ARENA_LOGIN_RATE", "30/hour")
 #: Matches one user may have queued or running at once (their round-robins' and their uploads'
 #: validations); a round-robin that would pass it is refused (429 with Retry-After). Staff are
 #: exempt, as from ARENA_UPLOAD_RATE.
-ARENA_MAX_QUEUED_MATCHES = int(os.environ.get("ARENA_MAX_QUEUED_MATCHES", "5000"))
-ARENA_MATCH_ATTEMPTS = int(os.environ.get("ARENA_MATCH_ATTEMPTS", "3"))
-ARENA_PLATFORM_RETRY_DELAY = int(os.environ.get("ARENA_PLATFORM_RETRY_DELAY", "30"))
+ARENA_MAX_QUEUED_MATCHES = int(_env("ARENA_MAX_QUEUED_MATCHES", "5000"))
+ARENA_MATCH_ATTEMPTS = int(_env("ARENA_MATCH_ATTEMPTS", "3"))
+ARENA_PLATFORM_RETRY_DELAY = int(_env("ARENA_PLATFORM_RETRY_DELAY", "30"))
 #: Least time between two refits of one rating board, in seconds: results arriving meanwhile wait
 #: for the next refit (each refit reads and fits every result of its board).
-ARENA_REFIT_EVERY = int(os.environ.get("ARENA_REFIT_EVERY", "30"))
+ARENA_REFIT_EVERY = int(_env("ARENA_REFIT_EVERY", "30"))
 #: A board's rating history keeps one generation per this many seconds (and the latest two).
-ARENA_RATING_HISTORY_EVERY = int(os.environ.get("ARENA_RATING_HISTORY_EVERY", "3600"))
+ARENA_RATING_HISTORY_EVERY = int(_env("ARENA_RATING_HISTORY_EVERY", "3600"))
 #: The system user that owns the built-in bots.
 ARENA_SYSTEM_USER = "arena"
 # The continuous ladder (``arena.services.ladder``): off everywhere with ARENA_LADDER=0; a tick
@@ -300,10 +307,10 @@ ARENA_SYSTEM_USER = "arena"
 # every kind: user round-robins go first), at most ARENA_LADDER_MAX_PER_HOUR matches an hour
 # (0: no cap); a version unpaired for ARENA_LADDER_MAX_WAIT s is paired first.
 ARENA_LADDER = _env_bool("ARENA_LADDER", True)
-ARENA_LADDER_TICK = float(os.environ.get("ARENA_LADDER_TICK", "5"))
-ARENA_LADDER_DEPTH = int(os.environ.get("ARENA_LADDER_DEPTH", "6"))
-ARENA_LADDER_MAX_PER_HOUR = int(os.environ.get("ARENA_LADDER_MAX_PER_HOUR", "0"))
-ARENA_LADDER_MAX_WAIT = int(os.environ.get("ARENA_LADDER_MAX_WAIT", "1800"))
+ARENA_LADDER_TICK = float(_env("ARENA_LADDER_TICK", "5"))
+ARENA_LADDER_DEPTH = int(_env("ARENA_LADDER_DEPTH", "6"))
+ARENA_LADDER_MAX_PER_HOUR = int(_env("ARENA_LADDER_MAX_PER_HOUR", "0"))
+ARENA_LADDER_MAX_WAIT = int(_env("ARENA_LADDER_MAX_WAIT", "1800"))
 
 # --- Celery --------------------------------------------------------------------------------------
 
@@ -380,6 +387,6 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": _env("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }

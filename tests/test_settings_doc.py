@@ -8,11 +8,18 @@ import ast
 import re
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The settings module's ways of reading a variable: ``os.environ.get(NAME, ...)``,
-#: ``os.environ[NAME]`` and its helpers ``_env_bool(NAME, ...)``, ``_env_list(NAME, ...)``.
-READERS = {"get", "_env_bool", "_env_list"}
+#: ``os.environ[NAME]`` and its helpers ``_env(NAME, ...)``, ``_env_bool(NAME, ...)``,
+#: ``_env_list(NAME, ...)``.
+READERS = {"get", "_env", "_env_bool", "_env_list"}
+
+#: Settings compose does not hand on from .env: where the stack puts its files, queues and keys,
+#: and the test suite's switch.
+NOT_FOR_COMPOSE = {"ARENA_VAR_DIR", "ARENA_QUEUE", "ARENA_REDIS_PREFIX", "CELERY_EAGER"}
 
 
 def read_by_settings() -> set[str]:
@@ -48,3 +55,14 @@ def test_the_settings_table_lists_exactly_what_settings_reads():
     read, listed = read_by_settings(), in_the_table()
     assert sorted(read - listed) == [], "read by config/settings.py, missing from docs/settings.md"
     assert sorted(listed - read) == [], "in docs/settings.md, not read by config/settings.py"
+
+
+def test_compose_hands_every_setting_on_to_the_platform():
+    """An operator sets any setting in .env (README, "Production with compose"): compose passes
+    each one on, or sets it itself. (``ARENA_NUM_PROXIES``, in the README's own .env, used to
+    stop at compose, so behind a proxy every client shared the proxy's throttles.)"""
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    for name in ("web", "worker", "beat"):
+        environment = set(services[name]["environment"])
+        missing = read_by_settings() - NOT_FOR_COMPOSE - environment
+        assert sorted(missing) == [], f"compose's {name} service drops these from .env"

@@ -5,14 +5,19 @@ from __future__ import annotations
 import json
 import sys
 
-from engine.bots import make_bot
+from engine.bots import LOCAL_BOTS, make_bot
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python -m engine.bots NAME", file=sys.stderr)
+    if len(argv) != 1 or argv[0] in ("-h", "--help"):
+        print(__doc__.strip(), file=sys.stderr)
+        print(f"NAME: {', '.join(sorted(LOCAL_BOTS))}", file=sys.stderr)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    try:
+        bot = make_bot(argv[0])
+    except ValueError as error:
+        print(error, file=sys.stderr)
         return 2
-    bot = make_bot(argv[0])
     for line in sys.stdin:
         message = json.loads(line)
         kind = message.get("type")

@@ -5,7 +5,8 @@
 // from its "legal" list. "deal_end" and "match_end" need no answer. We must answer within the
 // clock (1 s per decision by default) and print nothing else on stdout: logs go to stderr.
 //
-// Run it locally:  python manage.py play --rules quatre-sept bot.js bot.js
+// Run it locally, from the repository's root:
+//   .venv/bin/python manage.py play --rules quatre-sept examples/javascript/bot.js builtin:random
 // Upload it as it is, or zip it with other files and a bot.json: {"command": "node bot.js"}.
 
 "use strict";

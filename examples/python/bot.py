@@ -5,7 +5,8 @@ Protocol 1 in one paragraph: the referee writes one JSON object per line on our 
 "legal" list. "deal_end" and "match_end" need no answer. We must answer within the clock (1 s per
 decision by default) and print nothing else on stdout: logs go to stderr.
 
-Run it locally against itself:  python manage.py play --rules quatre-sept bot.py bot.py
+Run it locally against the built-in random bot, from the repository's root:
+    .venv/bin/python manage.py play --rules quatre-sept examples/python/bot.py builtin:random
 Upload it as it is, or zip it with other files and a bot.json: {"command": "python3 bot.py"}.
 """
 

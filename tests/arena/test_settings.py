@@ -200,3 +200,15 @@ def test_make_run_asks_for_debug():
     makefile = (ROOT / "Makefile").read_text()
     assert "export DJANGO_DEBUG ?= 1" in makefile
     assert 'env.setdefault("DJANGO_DEBUG", "1")' in (ROOT / "platform" / "run_local.py").read_text()
+
+
+def test_a_blank_setting_means_its_default(tmp_path):
+    """Compose hands a setting left out of .env on as a blank value: the default, not a crash at
+    start (``int("")``) nor an empty rate."""
+    blank = {name: "" for name in (
+        "ARENA_MATCH_TIME_LIMIT", "ARENA_DOCKER_POOL", "ARENA_NUM_PROXIES", "ARENA_UPLOAD_RATE",
+        "ARENA_LADDER_TICK", "ARENA_MAX_REQUEST_BYTES", "LOG_LEVEL", "ARENA_VISIBILITY_TIMEOUT",
+    )}
+    found = probe(tmp_path, REDIS_URL="redis://cache.example:6379/0", **blank)
+    assert found["time_limit"] == 600
+    assert found["options"]["visibility_timeout"] == 600 + 300

@@ -159,3 +159,23 @@ def test_every_name_the_engine_exports_resolves():
         for name in module.__all__:
             assert getattr(module, name) is not None, name
     assert engine.bots.RandomBot is BUILTIN_BOTS["random"]
+
+
+def test_the_bot_program_says_how_to_call_it():
+    """``python -m engine.bots --help`` lists the names; an unknown name is a one-line error with
+    them, not a traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "engine.bots", *args], cwd=root,
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+    helped = run("--help")
+    assert helped.returncode == 0 and "expert-4" in helped.stderr and "NAME" in helped.stderr
+    unknown = run("nosuch")
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+    assert "unknown built-in bot 'nosuch'" in unknown.stderr
