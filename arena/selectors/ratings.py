@@ -4,7 +4,8 @@ history, a tournament's own ranking.
 Rated matches are finished tournament matches (validation matches are checks, not rated). Each
 gives one ``Result``: team 0's version against team 1's, score 1 / ½ / 0 by the winner, and the
 cluster of its duplicate pair ``(tournament, pair, lower version id, higher version id)``: the two
-matches of one deal with the seats swapped. Must not import services or tasks.
+matches of one deal with the seats swapped. A pair one of whose matches failed gives no result
+(``void_pairs``). Must not import services or tasks.
 """
 
 from __future__ import annotations
@@ -24,7 +25,11 @@ from arena.models import (
     Tournament,
 )
 from arena.rating import Result, tournament_ranking
-from arena.selectors.tournaments import RESULTS_CACHE_SECONDS, tournament_results_version
+from arena.selectors.tournaments import (
+    RESULTS_CACHE_SECONDS,
+    tournament_results_version,
+    void_pairs,
+)
 
 
 def rated_results(
@@ -38,6 +43,10 @@ def rated_results(
         where &= Q(match__rules_key=rules_key)
     if tournament_id is not None:
         where &= Q(match__tournament_id=tournament_id)
+    scope = Q() if rules_key is None else Q(match__rules_key=rules_key)
+    if tournament_id is not None:
+        scope &= Q(match__tournament_id=tournament_id)
+    void = void_pairs(scope)
     seats = (
         MatchSeat.objects.filter(where)
         .order_by("match_id", "seat")
@@ -53,8 +62,11 @@ def rated_results(
     for a, b, winner, tournament, pair in teams.values():
         if a is None or b is None:
             continue
+        cluster = (tournament, pair, min(a, b), max(a, b))
+        if cluster in void:
+            continue  # its twin failed: half a pair counts one side's luck of the deal
         score = 0.5 if winner is None else 1.0 if winner == 0 else 0.0
-        results.append(Result(a, b, score, (tournament, pair, min(a, b), max(a, b))))
+        results.append(Result(a, b, score, cluster))
     return results
 
 

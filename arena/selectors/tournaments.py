@@ -2,7 +2,9 @@
 
 Points: a win is 1, a draw ½, a loss 0, per match (a match is won by a team: the two seats of one
 version). Faults count the matches a version lost by its own fault. Failed matches (the platform
-could not play them) count as done but give no points.
+could not play them) count as done but give no points, and take their duplicate twin with them:
+a pair is two matches of one deal with the seats swapped, and one of them alone would count the
+deal's luck for one side (``void_pairs``).
 """
 
 from __future__ import annotations
@@ -10,14 +12,35 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 
 from arena.kept import kept, kept_key
-from arena.models import Entry, MatchSeat, MatchStatus, Tournament
+from arena.models import Entry, MatchKind, MatchSeat, MatchStatus, Tournament
+
+#: A duplicate pair: (round-robin, pair number, lower version id, higher version id).
+PairKey = tuple[int, int, int, int]
 
 #: How long a tally or ranking stays in the shared cache (its key changes with every finished
 #: match, so this only bounds the cache's memory).
 RESULTS_CACHE_SECONDS = 600
+
+
+def void_pairs(where: Q) -> set[PairKey]:
+    """The duplicate pairs, among the tournament matches ``where`` selects (on ``MatchSeat``), one
+    of whose matches failed (void, cancelled, dropped from a ladder): the other match of such a
+    pair counts for nobody either, in standings and ratings alike."""
+    seats = MatchSeat.objects.filter(
+        where, seat__lt=2, match__kind=MatchKind.TOURNAMENT, match__status=MatchStatus.FAILED
+    ).values_list("match_id", "version_id", "match__tournament_id", "match__pair")
+    teams: dict[int, list[int]] = defaultdict(list)
+    places: dict[int, tuple[int, int]] = {}
+    for match_id, version_id, tournament_id, pair in seats:
+        teams[match_id].append(version_id)
+        places[match_id] = (tournament_id, pair)
+    return {
+        (*places[m], min(versions), max(versions))
+        for m, versions in teams.items() if len(versions) == 2
+    }
 
 
 def tournament_list() -> QuerySet[Tournament]:
@@ -69,11 +92,18 @@ def tournament_crosstable(*, tournament: Tournament) -> list[dict[str, Any]]:
 def tournament_results_version(*, tournament: Tournament) -> str:
     """What identifies the round-robin's results: its id, creation time and seed (a row's
     identity even where ids are reused) and how many of its matches have finished (a finished
-    match never changes). Whatever is made of its finished matches
-    alone can be kept under it: a ladder's round-robin, polled by its page every few seconds,
-    grows without end."""
-    finished = tournament.matches.filter(status=MatchStatus.FINISHED).count()
-    return f"{tournament.pk}:{tournament.created_at.timestamp()}:{tournament.seed}:{finished}"
+    match never changes) and which have failed (a failed match voids its twin: ``void_pairs``).
+    Whatever is made of its finished and failed matches alone can be kept under it: a ladder's
+    round-robin, polled by its page every few seconds, grows without end."""
+    counts = tournament.matches.aggregate(
+        finished=Count("id", filter=Q(status=MatchStatus.FINISHED)),
+        failed=Count("id", filter=Q(status=MatchStatus.FAILED)),
+        failed_ids=Sum("id", filter=Q(status=MatchStatus.FAILED)),
+    )
+    return (
+        f"{tournament.pk}:{tournament.created_at.timestamp()}:{tournament.seed}:"
+        f"{counts['finished']}:{counts['failed']}:{counts['failed_ids'] or 0}"
+    )
 
 
 def _tally(tournament: Tournament) -> tuple[list[dict[str, Any]], dict]:
@@ -102,13 +132,16 @@ def _count(tournament: Tournament) -> tuple[list[dict[str, Any]], dict]:
     )
     seats = MatchSeat.objects.filter(
         match__tournament=tournament, match__status=MatchStatus.FINISHED
-    ).values_list("match_id", "seat", "version_id", "fault_kind", "match__winner")
-    by_match: dict[int, dict[int, tuple[int, str, int | None]]] = defaultdict(dict)
-    for match_id, seat, version_id, fault_kind, winner in seats:
-        by_match[match_id][seat] = (version_id, fault_kind, winner)
+    ).values_list("match_id", "seat", "version_id", "fault_kind", "match__winner", "match__pair")
+    by_match: dict[int, dict[int, tuple[int, str, int | None, int]]] = defaultdict(dict)
+    for match_id, seat, version_id, fault_kind, winner, pair in seats:
+        by_match[match_id][seat] = (version_id, fault_kind, winner, pair)
+    void = void_pairs(Q(match__tournament=tournament))
     for seat_rows in by_match.values():
-        winner = seat_rows[0][2]
+        winner, pair = seat_rows[0][2], seat_rows[0][3]
         teams = {team: seat_rows[team][0] for team in (0, 1)}
+        if (tournament.pk, pair, min(teams.values()), max(teams.values())) in void:
+            continue
         for team, version in teams.items():
             row = rows[version]
             row["played"] += 1
@@ -119,7 +152,7 @@ def _count(tournament: Tournament) -> tuple[list[dict[str, Any]], dict]:
             pair = pairs[version, teams[1 - team]]
             pair["points"] += points
             pair["played"] += 1
-        for version, fault_kind, _ in seat_rows.values():
+        for version, fault_kind, _, _ in seat_rows.values():
             if fault_kind:
                 rows[version]["faults"] += 1
     ordered = sorted(

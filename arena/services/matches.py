@@ -337,6 +337,8 @@ def match_fail(*, match_id: int, reason: str) -> bool:
         else:
             tournament_id = match.tournament_id
             transaction.on_commit(lambda: tournament_finish_if_done(tournament_id=tournament_id))
+            # its twin, if finished, no longer counts (``void_pairs``): the board is refitted
+            ratings_request_refit(preset=match.rules["preset"], rules_key=match.rules_key)
     log.warning("match %s failed: %s", match_id, reason)
     return True
 

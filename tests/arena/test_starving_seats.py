@@ -24,7 +24,7 @@ from engine.check import check_replay
 from sandbox import BotSession
 from sandbox.clocks import task_times, tree_pids
 from tests.arena.conftest import FIRST_BOT, install_cached
-from tests.sandbox.helpers import weigh
+from tests.sandbox.helpers import seats_outweigh_the_host, weigh
 
 CORE = max(os.sched_getaffinity(0))
 CLOCK = AnnouncedClock(hello_ms=10_000, move_ms=500, bank_ms=60_000)
@@ -92,10 +92,18 @@ class PinnedSeat(SessionSeat):
 
     def hello(self, message: dict[str, Any]) -> None:
         super().hello(message)
+        if self is self.table[0] and self.nice is not None:
+            # the seats outweigh the host's other work while the match plays
+            self.outweigh = contextlib.ExitStack()
+            self.outweigh.enter_context(seats_outweigh_the_host(self.session))
         if self.nice is not None:
             _weigh(self.session, self.nice, pin=True)
 
     def close(self) -> None:
+        outweigh = getattr(self.table[0], "outweigh", None)
+        if outweigh is not None:
+            outweigh.close()
+            self.table[0].outweigh = None
         for seat in self.table:
             if seat.nice is not None:
                 _weigh(seat.session, 0, pin=False)

@@ -28,9 +28,11 @@ def dev_server(tmp_path):
     url = f"http://127.0.0.1:{port}"
 
     def answers() -> bool:
+        if server.poll() is not None:
+            pytest.fail(f"the development server exited: {server.stderr.read().decode()[-2000:]}")
         try:
-            requests.get(f"{url}/health/", timeout=2)
-        except requests.ConnectionError:
+            requests.get(f"{url}/health/", timeout=5)
+        except requests.RequestException:
             return False
         return True
 

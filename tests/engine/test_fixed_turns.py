@@ -98,7 +98,8 @@ def test_without_fixed_turns_the_partner_reads_the_senders_delay():
 def test_with_fixed_turns_the_partner_cannot_read_the_senders_delay():
     shift, delayed = delay_shift(play_timed(fixed=True))
     assert delayed >= 8
-    assert abs(shift) < DELAY_S * 0.3, f"the delay shows through: shift {shift:.4f} s"
+    # half the delay: the open channel shifts by all of it, a busy host's noise by a few ms
+    assert abs(shift) < DELAY_S * 0.5, f"the delay shows through: shift {shift:.4f} s"
 
 
 def test_every_decision_is_held_to_the_move_clock_forced_ones_too():

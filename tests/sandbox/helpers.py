@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import textwrap
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -172,6 +174,26 @@ def favour(session: BotSession) -> None:
             pytest.skip("raising a priority needs root")
         except (FileNotFoundError, ProcessLookupError):  # no autogroups, or the process ended
             pass
+
+
+@contextlib.contextmanager
+def seats_outweigh_the_host(session: BotSession) -> Iterator[None]:
+    """While it lasts, the seats' common cgroup (weighted as one host process, ``sandbox.cgroups``)
+    gets the highest CPU weight, so that other work on a busy host cannot keep a seat the test
+    means to run off its core (the kernel ignores a process's nice and autogroup against other
+    cgroups, so ``favour`` alone cannot). Restored afterwards; nothing where seats are not
+    weighted (Docker, or no cpu controller)."""
+    weight_file = getattr(getattr(session.process, "cgroup", None), "weight_file", None)
+    if weight_file is None:
+        yield
+        return
+    parent = weight_file.parent.parent / weight_file.name
+    before = parent.read_text()
+    parent.write_text("10000" if weight_file.name == "cpu.weight" else "262144")
+    try:
+        yield
+    finally:
+        parent.write_text(before)
 
 
 def weigh(session: BotSession, nice: int) -> None:

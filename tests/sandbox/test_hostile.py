@@ -20,7 +20,16 @@ import pytest
 
 from sandbox import BotFault, BotSession, Clock, Limits
 from sandbox.session import CLOSE_GRACE_S
-from tests.sandbox.helpers import FAST, favour, hello, nothing_runs, python_bot, seat_pids, turn
+from tests.sandbox.helpers import (
+    FAST,
+    favour,
+    hello,
+    nothing_runs,
+    python_bot,
+    seat_pids,
+    seats_outweigh_the_host,
+    turn,
+)
 
 MOVE_S = FAST.move_ms / 1000
 #: A clock for faults that need the bot to burn CPU first (filling its memory, using up its CPU
@@ -68,7 +77,8 @@ def test_fork_bomb_times_out_and_does_not_starve_another_seat(run_boxed):
                 pass
     """)
     favour(bomb)  # its CPU, not this busy machine's load, must run its clock out
-    fault = fault_of(lambda: bomb.turn(turn(1)), MOVE_S)
+    with seats_outweigh_the_host(bomb):
+        fault = fault_of(lambda: bomb.turn(turn(1)), MOVE_S)
     assert fault.kind == "timeout"
     assert "move_ms=500" in fault.detail
     # RLIMIT_NPROC of the seat's uid (bwrap), the container's pids cgroup (Docker)
@@ -91,7 +101,8 @@ def test_memory_bomb_crashes(run_boxed):
 def test_busy_loop_times_out(run_boxed):
     session = started(run_boxed, "while True:\n    pass")
     favour(session)  # its CPU, not this busy machine's load, must run its clock out
-    fault = fault_of(lambda: session.turn(turn(1)), MOVE_S)
+    with seats_outweigh_the_host(session):
+        fault = fault_of(lambda: session.turn(turn(1)), MOVE_S)
     assert fault.kind == "timeout"
     assert fault.detail.startswith("no reply to turn 1 within move_ms=500 (host: wall_s=")
 
@@ -113,12 +124,14 @@ def test_sleeping_past_the_clock_times_out(run_boxed):
 
 def test_bank_runs_out(run_boxed):
     session = started(run_boxed, """
-        time.sleep(0.3)
+        time.sleep(0.3 if m["id"] < 3 else 0.45)
         send({"id": m["id"], "action": m["legal"][0]})
-    """, clock=Clock(hello_ms=5000, move_ms=500, bank_ms=700))
+    """, clock=Clock(hello_ms=5000, move_ms=500, bank_ms=800))
+    # turns 1 and 2 spend 0.6 s of the 0.8 s bank, with 0.2 s to spare for delivering them
+    # (wall time under Docker); turn 3's 0.45 s can never fit in what is left
     session.turn(turn(1))
     session.turn(turn(2))
-    fault = fault_of(lambda: session.turn(turn(3)), 0.1)
+    fault = fault_of(lambda: session.turn(turn(3)), 0.2)
     assert fault.kind == "timeout"
     assert "bank" in fault.detail
 

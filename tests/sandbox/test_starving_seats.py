@@ -22,7 +22,7 @@ import pytest
 from sandbox import BotFault, BotSession, Clock, TrustedProgram, TrustedRunner, open_session
 from sandbox.clocks import PlatformTimeout, task_times, tree_pids
 from sandbox.starvation import LIVE_SOURCE, MatchSeats
-from tests.sandbox.helpers import hello, python_bot, turn, weigh
+from tests.sandbox.helpers import hello, python_bot, seats_outweigh_the_host, turn, weigh
 
 MOVE_MS = 500
 CLOCK = Clock(hello_ms=10_000, move_ms=MOVE_MS, bank_ms=60_000)
@@ -105,14 +105,19 @@ def _unpin(session: BotSession) -> None:
 
 
 @pytest.fixture
-def table(run_in_bwrap) -> Iterator[Callable[[int, str, int], BotSession]]:
+def table(run_in_bwrap, request) -> Iterator[Callable[[int, str, int], BotSession]]:
     """``seat(number, source, nice)``: a bot started in bwrap, greeted, pinned to ``CORE`` and
-    joined to one match's ``MatchSeats``. At the end the seats are closed, burners first."""
+    joined to one match's ``MatchSeats``. At the end the seats are closed, burners first. The
+    seats outweigh the host's other work (``seats_outweigh_the_host``) unless the test brings
+    ``hogs`` of its own to starve them with."""
     seats = MatchSeats()
     sessions: list[BotSession] = []
+    outweigh = contextlib.ExitStack()
 
     def seat(number: int, source: str, nice: int) -> BotSession:
         session = run_in_bwrap(source, clock=CLOCK)
+        if not sessions and "hogs" not in request.fixturenames:
+            outweigh.enter_context(seats_outweigh_the_host(session))
         sessions.append(session)
         session.hello(hello(seat=number))
         seats.join(number, session)
@@ -120,6 +125,7 @@ def table(run_in_bwrap) -> Iterator[Callable[[int, str, int], BotSession]]:
         return session
 
     yield seat
+    outweigh.close()
     for session in sessions:
         _unpin(session)
     for session in reversed(sessions):
