@@ -75,7 +75,10 @@ class RolloutBot:
             table = first.table
             team = self.seat & 1
             count = table.score[team] + table.taken[team] // 3 + table.melds[team]
-            return "claim" if count >= rules.target else legal[codes.index(CLAIM) - 1]
+            if count >= rules.target:
+                return "claim"
+            # short of the target: a claim would lose, so the cards are searched as anywhere
+            # else (this used to play the action listed before the claim, without a rollout)
         # One candidate per card: with a politaine announcement where legal, never a signal.
         candidates: dict[int, int] = {}
         for code in codes:

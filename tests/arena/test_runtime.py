@@ -162,3 +162,26 @@ def test_the_four_bots_are_told_the_match_is_over_before_any_is_waited_for(tmp_p
     outcome = referee_seats(rules_for("quatre-sept", target=11), seats, seed=3)
     assert outcome.result["fault"] is None
     assert [seat.stderr_tail.strip() for seat in seats] == ["saw all four"] * 4
+
+
+def test_a_builtin_seat_finds_the_experts_c_library_where_the_worker_does(monkeypatch, tmp_path):
+    """The platform image builds the expert's C library into ``EXPERT_NATIVE_DIR`` (it has no
+    compiler at run time): a built-in seat's process gets that variable, and nothing else of the
+    worker's but what it needs."""
+    import re
+
+    from arena.runtime.specs import start_seat
+    from engine import AnnouncedClock
+
+    dockerfile = (Path(__file__).resolve().parents[2] / "platform" / "Dockerfile").read_text()
+    assert re.search(r"\bEXPERT_NATIVE_DIR=/", dockerfile)
+    monkeypatch.setenv("EXPERT_NATIVE_DIR", str(tmp_path))
+    monkeypatch.setenv("DJANGO_SECRET_KEY", "not for bots")
+    seat = start_seat(BotSpec.for_builtin("random"), AnnouncedClock(), "bwrap")
+    try:
+        environ = Path(f"/proc/{seat.session.process.pid}/environ").read_bytes()
+    finally:
+        seat.close()
+    names = {item.split(b"=", 1)[0].decode(): item for item in environ.split(b"\0") if item}
+    assert names["EXPERT_NATIVE_DIR"] == f"EXPERT_NATIVE_DIR={tmp_path}".encode()
+    assert "DJANGO_SECRET_KEY" not in names

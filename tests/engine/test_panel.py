@@ -43,6 +43,28 @@ def test_rollout_plays_legally_everywhere(rules, capsys):
     assert "rollout:" not in capsys.readouterr().err
 
 
+def test_rollout_searches_its_card_where_a_claim_is_offered(monkeypatch):
+    """Where a claim is legal and would lose, ``rollout`` still searches the cards (it used to
+    play the action listed before ``claim``, unsearched: a slide signal under ``signals``)."""
+    rules = rules_for("politaine", claim_out="any-turn")
+    searched: list[int] = []
+    real = RolloutBot._playout
+
+    def counted(self, state, start):
+        searched.append(1)
+        return real(self, state, start)
+
+    monkeypatch.setattr(RolloutBot, "_playout", counted)
+    bot = RolloutBot(worlds=2)
+    seats = [BotSeat(bot if s == 0 else make_bot("tracker")) for s in range(4)]
+    outcome = referee_match(rules.with_options(target=20), seats, seed=7, match_id="claims")
+    assert outcome.replay["result"]["fault"] is None
+    assert searched, "rollout played without searching"
+    signals = [s for d in outcome.replay["deals"] for s in d["said"]
+               if s["seat"] == 0 and s["say"] in ("tap", "slide")]
+    assert signals == [], signals
+
+
 @pytest.mark.parametrize("rules", VARIANTS, ids=IDS)
 def test_expert_v1_still_plays_legally(rules, capsys):
     v1 = ExpertV1Bot
