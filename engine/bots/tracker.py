@@ -113,7 +113,8 @@ class TrackerBot:
         trick = [parse_card(c) for c in state["trick"]["cards"]]
         leader = state["trick"]["leader"]
         if not trick:
-            return self._lead(k, cards)
+            run = self._run_card(state, cards)
+            return run if run is not None else self._lead(k, cards)
         led = trick[0] >> 3
         best = min(c for c in trick if c >> 3 == led)
         winner = (leader + trick.index(best)) & 3
@@ -131,6 +132,25 @@ class TrackerBot:
             if on_table >= 3 and not partner_wins:
                 return max(beating)  # contest a trick worth a point
         return _cheapest(k, cards)
+
+    def _run_card(self, state: dict[str, Any], cards: list[int]) -> int | None:
+        """The next card of this seat's own politaine run under way (announced with a card, every
+        trick since won by this seat), from the top; None if no run is under way. A run breaks
+        the complete T-9-A in hand at its first card, so ``_lead`` alone would leave it."""
+        announced = [
+            said for said in state["said"]
+            if said["seat"] == self.seat and said["say"] == "politaine"
+        ]
+        if not announced:
+            return None
+        since = state["tricks"][announced[-1]["trick"] - 1:]  # ``trick`` counts from 1
+        if not since or any(trick["winner"] != self.seat for trick in since):
+            return None
+        suit = parse_card(announced[-1]["card"]) >> 3
+        for card in (suit * 8 + 2, suit * 8, suit * 8 + 1):
+            if card in cards:
+                return card
+        return None
 
     def _lead(self, k: Knowledge, cards: list[int]) -> int:
         for suit in range(4):  # a politaine run, from the top: A, T, 9

@@ -35,6 +35,26 @@ def test_tracker_plays_legally_everywhere(rules):
         assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
 
 
+def test_tracker_goes_on_with_its_own_politaine_run():
+    """Having won a trick with the first card of a run it announced, ``tracker`` leads the run's
+    next card (it used to look for a complete T-9-A in hand, which the first card had broken,
+    and left 65 of 169 such runs over 300 seeds: 11 points thrown away each)."""
+    continued = 0
+    for seed in range(80):
+        seats = [BotSeat(make_bot("tracker")) for _ in range(4)]
+        outcome = referee_match(rules_for("quatre-sept"), seats, seed=seed, match_id="run")
+        for deal in outcome.replay["deals"]:
+            tricks = deal["tricks"]
+            for said in deal["said"]:
+                first = said["trick"] - 1
+                if said["say"] != "politaine" or first + 1 >= len(tricks):
+                    continue
+                if tricks[first]["winner"] == said["seat"]:
+                    assert tricks[first + 1]["cards"][0][1] == said["card"][1], (seed, said)
+                    continued += 1
+    assert continued >= 10
+
+
 @pytest.mark.parametrize("rules", VARIANTS, ids=IDS)
 def test_rollout_plays_legally_everywhere(rules, capsys):
     seats = [BotSeat(RolloutBot(worlds=2) if s % 2 else make_bot("tracker")) for s in range(4)]
