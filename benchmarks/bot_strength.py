@@ -21,6 +21,7 @@ import multiprocessing
 import sys
 import time
 from pathlib import Path
+from queue import Empty
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -31,7 +32,7 @@ from revision_bots import expert_at
 from engine.bots import LOCAL_BOTS, BotSeat
 from engine.duel import DuelTally, duplicate_pairs
 from engine.referee import Player
-from engine.rules import RuleSet, parse_option, rules_for
+from engine.rules import RulesError, RuleSet, parse_option, rules_for
 
 #: Bots a measuring script adds by name (e.g. ``expert_ceiling.py``'s oracles); forked
 #: processes inherit them.
@@ -118,7 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("bot_a")
     parser.add_argument("bot_b")
     args = parser.parse_args(argv)
-    rules = rules_for(args.rules, **dict(parse_option(o) for o in args.set))
+    try:
+        rules = rules_for(args.rules, **dict(parse_option(o) for o in args.set))
+    except (RulesError, ValueError) as error:
+        parser.error(str(error))
     for text in (args.bot_a, args.bot_b):  # unknown names fail here; revisions extracted once
         bot_class(parse_bot(text)[0])
     started = time.perf_counter()
@@ -138,7 +142,17 @@ def main(argv: list[str] | None = None) -> int:
     n_a = n_b = 0
     finished = 0
     while finished < len(procs):
-        item = queue.get()
+        try:
+            item = queue.get(timeout=5)
+        except Empty:
+            failed = [p for p in procs if p.exitcode not in (None, 0)]
+            if failed:  # a worker raised (its traceback is on stderr): stop, do not wait for it
+                for p in procs:
+                    p.terminate()
+                print(f"a worker process failed (exit code {failed[0].exitcode})",
+                      file=sys.stderr)
+                return 1
+            continue
         if item[0] == "pair":
             _, seed, r0, r1 = item
             tally.add_pair(_Outcome(r0), _Outcome(r1))
