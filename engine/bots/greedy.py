@@ -2,6 +2,11 @@
 
 Win cheap, feed points to a partner's winning trick, lead sure winners, run politaines from the
 top, meld everything, claim when the count is sure, throw the cheapest card when beaten.
+
+It starts a politaine run only while it holds the whole T-9-A, so once the run's first card is
+played it may lead elsewhere and drop the run (44 of 162 runs over 300 seeds of its self-play).
+Kept so on purpose: it is the fixed baseline the expert's levels and figures are measured
+against (docs/expert.md); ``tracker`` is the careful player that goes on with its runs.
 """
 
 from __future__ import annotations
