@@ -10,7 +10,9 @@ case "${1:-web}" in
   worker)
     # One process per core by default; every worker on every host takes matches off the same
     # Redis queue. Scale with `docker compose up --scale worker=N` or more hosts.
-    exec celery -A config worker --loglevel=INFO --concurrency="${WORKER_CONCURRENCY:-2}"
+    # Any further arguments go to celery (e.g. `worker -Q arena-control`).
+    shift || true
+    exec celery -A config worker --loglevel=INFO --concurrency="${WORKER_CONCURRENCY:-2}" "$@"
     ;;
   beat)
     exec celery -A config beat --loglevel=INFO \

@@ -45,9 +45,13 @@ from sandbox.seccomp import docker_profile
 
 #: The bot runtime image (python3 and node, a user 1000); built from ``platform/``.
 DEFAULT_IMAGE = os.environ.get("QUATRESEPT_BOT_IMAGE", "quatresept/bot-runtime:1")
-#: Docker API version pinned so that creating a client never contacts the engine: 1.41 is Docker
-#: 20.10's (Debian 12's docker.io); later engines serve it too.
+#: The Docker API version asked for when the engine cannot be asked its own (it is down: the
+#: client then fails at its first call, as it would anyway): 1.41 is Docker 20.10's (Debian 12's
+#: docker.io). An engine that answers is spoken to in its own version: Docker 29 and later
+#: refuse anything older than 1.44, so a pinned 1.41 failed every seat there.
 API_VERSION = "1.41"
+#: How long the version question may take before the fallback is used, in seconds.
+VERSION_TIMEOUT_S = 5
 BOT_DIR = "/bot"
 BOT_USER = "1000:1000"
 BOT_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
@@ -113,11 +117,31 @@ class DockerUnavailable(RuntimeError):
 
 
 def default_client() -> Any:
-    """An ``APIClient`` for ``$DOCKER_HOST`` (default: the local socket); connects lazily."""
+    """An ``APIClient`` for ``$DOCKER_HOST`` (default: the local socket) in the engine's own API
+    version (``$DOCKER_API_VERSION`` if set, as for the ``docker`` CLI), or ``API_VERSION`` when
+    the engine does not answer within ``VERSION_TIMEOUT_S``."""
     import docker
 
     base_url = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-    return docker.APIClient(base_url=base_url, version=API_VERSION, timeout=30)
+    version = os.environ.get("DOCKER_API_VERSION") or engine_api_version(base_url)
+    return docker.APIClient(base_url=base_url, version=version or API_VERSION, timeout=30)
+
+
+def engine_api_version(base_url: str) -> str | None:
+    """The API version the engine at ``base_url`` speaks, or None if it does not answer."""
+    import docker
+
+    try:
+        probe = docker.APIClient(
+            base_url=base_url, version=API_VERSION, timeout=VERSION_TIMEOUT_S
+        )
+        try:
+            # /version answers under any version prefix the engine still serves, and unversioned
+            return str(probe.get(probe.base_url + "/version").json()["ApiVersion"])
+        finally:
+            probe.close()
+    except Exception:  # no engine, no socket, not Docker: the caller falls back
+        return None
 
 
 class DockerRunner:

@@ -52,7 +52,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sandbox.package import InstalledBot
+from sandbox.package import MAX_UNPACKED_BYTES, InstalledBot
 from sandbox.runners.base import BotProcess, Limits, describe_returncode
 from sandbox.runners.docker import (
     BOT_DIR,
@@ -68,6 +68,10 @@ from sandbox.runners.runtimes import INTERPRETER_FLAGS
 
 #: Where the seat's pipes appear in its container.
 SEAT_DIR = "/run/seat"
+#: The size of a pre-started seat's ``/bot`` tmpfs: every package the platform accepts fits,
+#: unpacked, with room for its directory entries (it was the 16 MiB of ``/tmp``, so a bot of 16-25
+#: MiB unpacked, accepted at upload, died in its loader and was charged a crash).
+BOT_DIR_BYTES = MAX_UNPACKED_BYTES + 1024 * 1024
 #: Seconds a loader and the worker wait for each other's end of the pipes.
 CONNECT_S = 30.0
 
@@ -433,7 +437,8 @@ class WarmDockerRunner(DockerRunner):
         spec = self._spec_for(limits)
         host = spec["host_config"]
         host["Binds"] = [bind for bind in host["Binds"] if bind.endswith(":/proc/meminfo:ro")]
-        host["Tmpfs"][BOT_DIR] = f"rw,nosuid,nodev,size={limits.tmp_bytes},mode=755"
+        # room for any package the platform accepts, unpacked (a cold seat binds its folder)
+        host["Tmpfs"][BOT_DIR] = f"rw,nosuid,nodev,size={BOT_DIR_BYTES},mode=755"
         host["CapAdd"] = ["SETUID", "SETGID"]
         host["Init"] = False  # the loader is pid 1
         spec["user"] = "0:0"

@@ -113,8 +113,14 @@ def compose() -> Iterator[Compose]:
     cache.chmod(0o711)
     port = _free_port()
     project = f"qstest{secrets.token_hex(4)}"
+    # The test run's own database, broker and settings are not the stack's: compose would hand
+    # them on (a worker host names the main host's database that way).
+    inherited = {
+        key: value for key, value in os.environ.items()
+        if key not in ("DATABASE_URL", "REDIS_URL", "LOG_LEVEL") and not key.startswith("ARENA_")
+    }
     env = {
-        **os.environ,
+        **inherited,
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(32),
         "POSTGRES_PASSWORD": secrets.token_urlsafe(16),
         "PORT": f"127.0.0.1:{port}",

@@ -5,6 +5,7 @@ cases run under ``make test-docker``."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from sandbox import Limits, confined_runner, open_session
+from sandbox.package import MAX_UNPACKED_BYTES
 from sandbox.runners.docker import OWNER_LABEL, DockerRunner, sandbox_owner
 from sandbox.runners.docker_warm import (
     POOL_LABEL,
@@ -135,6 +137,9 @@ def test_a_pool_container_keeps_every_flag_of_a_cold_seat(tmp_path):
     assert warm["host_config"]["ReadonlyRootfs"] is True
     assert warm["host_config"]["SecurityOpt"][0] == "no-new-privileges"
     assert warm["host_config"]["Tmpfs"]["/bot"].startswith("rw,nosuid,nodev,size=")
+    # every package the platform accepts fits in /bot unpacked (it was /tmp's 16 MiB)
+    size = int(warm["host_config"]["Tmpfs"]["/bot"].split("size=")[1].split(",")[0])
+    assert size > MAX_UNPACKED_BYTES
     assert warm["labels"][POOL_LABEL] == runner.identity
     assert runner.identity.startswith(process_identity() + ":")
     assert warm["labels"][OWNER_LABEL] == cold["labels"][OWNER_LABEL]
@@ -169,6 +174,34 @@ def test_a_pooled_container_serves_one_seat_only(docker, make_bot):
     assert seen == [["main.py"]] * 6
     left = _pool_containers(docker.client, sandbox_owner())
     assert [c for c in left if c["Labels"][POOL_LABEL] == pool.identity] == []
+
+
+@pytest.mark.docker
+def test_a_pooled_seat_takes_the_largest_package_the_platform_accepts(docker, make_bot, tmp_path):
+    """A zip that unpacks to 24 MiB (the platform takes up to 25) starts in a pre-started
+    container: its loader used to run out of /bot's room and the seat died as a crash."""
+    import io
+    import random
+    import zipfile
+
+    import numpy
+
+    # one random bit a byte: 24 MiB that deflate only to about 4 (under the 5 MiB upload cap and
+    # the zip-bomb ratio)
+    bits = numpy.frombuffer(random.Random(1).randbytes(3 * 1024 * 1024), dtype=numpy.uint8)
+    data = (numpy.unpackbits(bits) + ord("0")).tobytes()
+    blob = io.BytesIO()
+    with zipfile.ZipFile(blob, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("bot.json", json.dumps({"command": "python3 bot.py"}))
+        archive.writestr("bot.py", python_bot())
+        archive.writestr("data.bin", data)
+    bot = make_bot(blob.getvalue(), "big.zip")
+    pool = WarmDockerRunner(size=1)
+    try:
+        with open_session(pool, bot, FAST) as session:
+            assert play_match(session) == ["play TH"] * 3
+    finally:
+        pool.close()
 
 
 @pytest.mark.docker
