@@ -17,6 +17,8 @@ from typing import Any
 
 from arena_cli.api import DEFAULT_SERVER, Api, ApiError, package_bytes, save_token
 
+#: The replay format ``debug`` reads (docs/protocol.md).
+REPLAY_FORMAT = "quatresept-replay/1"
 FINAL_VERSION = ("ready", "failed")
 FINAL_TOURNAMENT = ("finished", "cancelled")
 
@@ -29,7 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     except ApiError as error:
         print(f"error: {error}", file=sys.stderr)
         if error.status == 401:
-            print("sign in first: python -m arena_cli login", file=sys.stderr)
+            print(f"sign in first: python -m arena_cli --server {api.server} login",
+                  file=sys.stderr)
         return 1
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -119,7 +122,7 @@ def cmd_upload(api: Api, args: argparse.Namespace) -> int:
         print(f"uploaded {version['bot_name']} v{version['number']} (version {version['id']})")
         version_id = version["id"]
     else:
-        name = args.name or args.path.stem
+        name = args.name or _default_name(args.path)
         bot = api.upload_bot(name, filename, data)
         version_id = bot["latest_version"]["id"]
         print(f"uploaded {bot['owner']}/{bot['name']} v1 (bot {bot['id']}, version {version_id})")
@@ -217,6 +220,7 @@ def progress_bar(done: int, total: int, width: int = 30) -> str:
 
 
 def cmd_replay(api: Api, args: argparse.Namespace) -> int:
+    api.match(args.match)  # a 404 for a match that does not exist, before any address is shown
     if args.save:
         args.save.write_text(json.dumps(api.replay(args.match)))
         print(f"replay of match {args.match} written to {args.save}")
@@ -229,21 +233,45 @@ def cmd_replay(api: Api, args: argparse.Namespace) -> int:
 
 
 def cmd_debug(api: Api, args: argparse.Namespace) -> int:
+    import subprocess
+
     from arena_cli.debugging import run_debug
 
     replay = _load_replay(api, args.match)
     stop = _parse_stop(args.stop) if args.stop else None
-    return run_debug(replay, seat=args.seat, bot=args.bot, stop=stop, show_all=args.all,
-                     as_json=args.json, backend=args.sandbox, out=print)
+    try:
+        return run_debug(replay, seat=args.seat, bot=args.bot, stop=stop, show_all=args.all,
+                         as_json=args.json, backend=args.sandbox, out=print)
+    except (RuntimeError, subprocess.SubprocessError) as error:  # the sandbox's, not the bot's
+        print(f"error: the {args.sandbox} sandbox could not run your bot here: {error}",
+              file=sys.stderr)
+        return 1
 
 
 def _load_replay(api: Api, match: str) -> dict[str, Any]:
     path = Path(match)
     if path.is_file():
-        return json.loads(path.read_text())
+        replay = json.loads(path.read_text())
+        if not isinstance(replay, dict) or replay.get("format") != REPLAY_FORMAT or not all(
+            key in replay for key in ("players", "rules", "deals")
+        ):
+            raise ValueError(f"{match} is not a replay ({REPLAY_FORMAT}): save one with "
+                             "`python -m arena_cli replay ID --save FILE`")
+        return replay
     if not match.isdigit():
         raise ValueError(f"{match!r} is neither a match id nor a replay file")
     return api.replay(int(match))
+
+
+def _default_name(path: Path) -> str:
+    """A bot name from the file's or folder's own name (``upload .`` names the folder): the
+    letters, digits, ``-`` and ``_`` of its stem."""
+    stem = Path(path.resolve().name).stem
+    name = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "-" for c in stem)
+    name = name.strip("-_")[:64]
+    if not name:
+        raise ValueError(f"no bot name can be made from {path}: give one with --name")
+    return name
 
 
 def _parse_stop(text: str) -> tuple[int, int]:

@@ -16,6 +16,18 @@ import requests
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 
 
+class NotTheApi(ValueError):
+    """The server answered, but not as the arena's API does (JSON): most likely ``--server``
+    names another site, or a path under the arena's address."""
+
+    def __init__(self, server: str, status: int, response: requests.Response) -> None:
+        kind = response.headers.get("Content-Type", "no content type").split(";")[0]
+        super().__init__(
+            f"the server at {server} answered {status} with {kind}, not the arena API's JSON: "
+            "is --server the arena's address (e.g. http://127.0.0.1:8000, no path)?"
+        )
+
+
 class ApiError(Exception):
     """The server refused a call; ``str()`` is its message, field by field."""
 
@@ -58,13 +70,17 @@ def saved_tokens() -> dict[str, str]:
 
 
 def save_token(server: str, token: str) -> Path:
-    """Keep ``token`` for ``server`` (readable by this user alone)."""
+    """Keep ``token`` for ``server``, in a file readable by this user alone from the moment it
+    exists (created 0600 in a 0700 folder, then renamed into place)."""
     path = _tokens_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tokens = saved_tokens()
     tokens[server] = token
-    path.write_text(json.dumps(tokens, indent=2))
-    path.chmod(0o600)
+    scratch = path.with_name(f".{path.name}.{os.getpid()}")
+    descriptor = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(json.dumps(tokens, indent=2))
+    os.replace(scratch, path)
     return path
 
 
@@ -75,13 +91,20 @@ def package_bytes(path: Path) -> tuple[str, bytes]:
         return path.name, path.read_bytes()
     if not path.is_dir():
         raise FileNotFoundError(f"{path} is neither a bot file nor a folder")
+    def hidden(entry: Path) -> bool:
+        return any(p.startswith(".") or p == "__pycache__" for p in entry.relative_to(path).parts)
+
+    entries = sorted(p for p in path.rglob("*") if not hidden(p))
+    links = [str(p.relative_to(path)) for p in entries if p.is_symlink()]
+    if links:  # the platform refuses them too, and a link may point at files outside the folder
+        raise ValueError(
+            f"{path} holds symbolic links, which a bot package may not: {', '.join(links[:5])}; "
+            "copy the files in instead"
+        )
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for file in sorted(p for p in path.rglob("*") if p.is_file()):
-            parts = file.relative_to(path).parts
-            if any(part.startswith(".") or part == "__pycache__" for part in parts):
-                continue
-            archive.write(file, "/".join(parts))
+        for file in (p for p in entries if p.is_file()):
+            archive.write(file, "/".join(file.relative_to(path).parts))
     return f"{path.resolve().name}.zip", buffer.getvalue()
 
 
@@ -104,10 +127,12 @@ class Api:
             headers["Authorization"] = f"Token {self.token}"
         response = requests.request(method, self.server + path, headers=headers,
                                     timeout=self.timeout, **kwargs)
+        if not response.content and response.status_code < 400:
+            return None  # 204
         try:
             body = response.json()
         except ValueError:
-            body = response.text
+            raise NotTheApi(self.server, response.status_code, response) from None
         if response.status_code >= 400:
             raise ApiError(response.status_code, body)
         return body

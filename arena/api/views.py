@@ -23,7 +23,7 @@ from arena.api.permissions import IsCreatorOrStaff, IsOwnerOrReadOnly
 from arena.api.shapes import PRESET_CHOICES, Replay
 from arena.api.throttles import ApiRateThrottle, LoginThrottle, UploadThrottle
 from arena.errors import ArenaError
-from arena.models import Match
+from arena.models import Match, MatchStatus
 from arena.selectors.bots import bot_list, version_list
 from arena.selectors.leaderboard import (
     LEADERBOARD_CACHE_SECONDS,
@@ -265,16 +265,20 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
             raise Http404(_NO_MATCH)
         return found[0]
 
-    @extend_schema(request=None, responses=out.MatchSerializer)
+    @extend_schema(request=None, responses={200: out.MatchSerializer, 409: ConflictSerializer})
     @action(detail=True, methods=["post"], permission_classes=[IsAdminUser])
     def requeue(self, request: Request, pk: str | None = None) -> Response:
-        """Staff only: put a failed match back on the queue (409 unless it failed)."""
+        """Staff only: put a failed match back on the queue (409 unless it failed, or if its
+        round-robin was cancelled)."""
         match = self.get_object()
         if not match_requeue(match_id=match.pk):
-            return Response(
-                {"detail": f"only failed matches are re-queued; this one is {match.status}"},
-                status=status.HTTP_409_CONFLICT,
+            match.refresh_from_db()
+            reason = (
+                f"only failed matches are re-queued; this one is {match.status}"
+                if match.status != MatchStatus.FAILED
+                else "its round-robin was cancelled: a cancelled round-robin plays nothing more"
             )
+            return Response({"detail": reason}, status=status.HTTP_409_CONFLICT)
         return Response(self._one(match.pk))
 
     @extend_schema(responses={200: Replay})

@@ -64,11 +64,16 @@ def bot_create(*, owner: AbstractBaseUser, name: str, filename: str, data: bytes
 
 def _refuse_taken(owner: AbstractBaseUser, name: str) -> None:
     """``ArenaError`` if ``owner`` already has a bot named ``name``."""
-    taken = Bot.objects.filter(owner=owner, name=name).values_list("pk", flat=True).first()
+    taken = Bot.objects.filter(owner=owner, name=name).values_list("pk", "retired").first()
     if taken is not None:
+        bot_id, retired = taken
         raise ArenaError(
-            f"you already have a bot named {name!r} (id {taken}): upload a new version to it "
-            f"instead (POST /api/bots/{taken}/versions/) or choose another name",
+            f"you already have a bot named {name!r} (id {bot_id}), retired: it takes no new "
+            "versions, so choose another name"
+            if retired else
+            f"you already have a bot named {name!r} (id {bot_id}): upload a new version to it "
+            f"instead (POST /api/bots/{bot_id}/versions/, or `python -m arena_cli upload "
+            f"--bot {bot_id} PATH`) or choose another name",
             field="name",
         )
 

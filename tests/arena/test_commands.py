@@ -141,7 +141,17 @@ def test_failed_matches_are_requeued_by_command_and_by_staff(run_tasks, client_f
         response = client_for(alice).post(url)
     assert response.status_code == 200, response.content
     assert Match.objects.get(pk=matches[1].pk).status == MatchStatus.FINISHED
-    assert client_for(alice).post(url).status_code == 409
+    again = client_for(alice).post(url)
+    assert again.status_code == 409
+    assert again.json()["detail"].endswith("this one is finished")
+    # a failed match of a cancelled round-robin: the 409 says why, not "failed ... is failed"
+    Match.objects.filter(pk=matches[1].pk).update(status=MatchStatus.FAILED)
+    Tournament.objects.filter(pk=matches[1].tournament_id).update(status="cancelled")
+    cancelled = client_for(alice).post(url)
+    assert cancelled.status_code == 409
+    assert "round-robin was cancelled" in cancelled.json()["detail"]
+    schema = client_for(alice).get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    assert "409" in schema["paths"]["/api/matches/{id}/requeue/"]["post"]["responses"]
 
 
 @pytest.mark.django_db

@@ -175,6 +175,14 @@ def test_bad_names_and_taken_names_are_refused(alice, upload, client_for):
     missing = client_for(alice).post("/api/bots/", {"name": "x"}, format="multipart")
     assert missing.status_code == 400 and "file" in missing.json()
     assert counts() == before
+    assert "upload a new version to it" in again.json()["name"][0]
+    # a retired bot's name: no advice to add a version it would refuse
+    client_for(alice).post(f"/api/bots/{Bot.objects.get(name='rnd').pk}/retire/")
+    retired = client_for(alice).post(
+        "/api/bots/", {"name": "rnd", "file": uploaded(RANDOM_BOT)}, format="multipart"
+    )
+    message = retired.json()["name"][0]
+    assert "retired" in message and "new version" not in message.replace("no new versions", "")
 
 
 def test_a_name_taken_by_an_upload_racing_this_one_is_refused_with_the_message(
