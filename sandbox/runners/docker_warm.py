@@ -113,6 +113,8 @@ def take(n):
         data += chunk
     return bytes(data)
 head = json.loads(take(int.from_bytes(take(8), "big")))
+file_cap = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+resource.setrlimit(resource.RLIMIT_FSIZE, (file_cap, file_cap))  # the bot's files, unpacked
 with tarfile.open(fileobj=io.BytesIO(take(head["tar"]))) as archive:
     try:
         archive.extractall("/bot", filter="data")
@@ -134,6 +136,7 @@ if bot == 0:
         os.setresgid(1000, 1000, 1000)
         os.setresuid(1000, 1000, 1000)
         resource.setrlimit(resource.RLIMIT_AS, (head["as"], head["as"]))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (head["fsize"], head["fsize"]))
         os.chdir("/bot")
         os.execvpe(head["argv"][0], head["argv"], head["env"])
     finally:
@@ -439,6 +442,11 @@ class WarmDockerRunner(DockerRunner):
         host["Binds"] = [bind for bind in host["Binds"] if bind.endswith(":/proc/meminfo:ro")]
         # room for any package the platform accepts, unpacked (a cold seat binds its folder)
         host["Tmpfs"][BOT_DIR] = f"rw,nosuid,nodev,size={BOT_DIR_BYTES},mode=755"
+        # The loader may write a package's largest file (its soft limit raised to this hard
+        # one, ``LOADER``); the bot gets a cold seat's cap on each file it writes, hard and soft.
+        for ulimit in host["Ulimits"]:
+            if ulimit["Name"] == "fsize":
+                ulimit["Hard"] = max(ulimit["Hard"], BOT_DIR_BYTES)
         host["CapAdd"] = ["SETUID", "SETGID"]
         host["Init"] = False  # the loader is pid 1
         spec["user"] = "0:0"
@@ -524,7 +532,8 @@ class WarmDockerRunner(DockerRunner):
         runtime, entry, *args = bot.command
         data = bot_tar(bot.folder)
         head = json.dumps({
-            "tar": len(data), "as": self.limits.memory_bytes, "env": dict(BOT_ENV),
+            "tar": len(data), "as": self.limits.memory_bytes, "fsize": self.limits.file_bytes,
+            "env": dict(BOT_ENV),
             "argv": [runtime, *INTERPRETER_FLAGS.get(runtime, ()), entry, *args],
         }).encode()
         files = len(head).to_bytes(8, "big") + head + data

@@ -127,7 +127,7 @@ def test_a_pool_container_keeps_every_flag_of_a_cold_seat(tmp_path):
         runner.close()
     changed = {"CapAdd": ["SETUID", "SETGID"], "Init": False}
     for key, value in cold["host_config"].items():
-        if key in ("Binds", "Tmpfs") or key in changed:
+        if key in ("Binds", "Tmpfs", "Ulimits") or key in changed:
             continue
         assert warm["host_config"][key] == value, key
     for key, value in changed.items():
@@ -137,9 +137,13 @@ def test_a_pool_container_keeps_every_flag_of_a_cold_seat(tmp_path):
     assert warm["host_config"]["ReadonlyRootfs"] is True
     assert warm["host_config"]["SecurityOpt"][0] == "no-new-privileges"
     assert warm["host_config"]["Tmpfs"]["/bot"].startswith("rw,nosuid,nodev,size=")
-    # every package the platform accepts fits in /bot unpacked (it was /tmp's 16 MiB)
+    # every package the platform accepts fits in /bot unpacked (it was /tmp's 16 MiB), and its
+    # loader may write each file of it (the bot's own cap is set back, LOADER)
     size = int(warm["host_config"]["Tmpfs"]["/bot"].split("size=")[1].split(",")[0])
     assert size > MAX_UNPACKED_BYTES
+    ulimits = {u["Name"]: u for u in warm["host_config"]["Ulimits"]}
+    assert ulimits["fsize"]["Hard"] > MAX_UNPACKED_BYTES
+    assert {u["Name"]: u for u in cold["host_config"]["Ulimits"]}.keys() == ulimits.keys()
     assert warm["labels"][POOL_LABEL] == runner.identity
     assert runner.identity.startswith(process_identity() + ":")
     assert warm["labels"][OWNER_LABEL] == cold["labels"][OWNER_LABEL]
@@ -190,16 +194,24 @@ def test_a_pooled_seat_takes_the_largest_package_the_platform_accepts(docker, ma
     # the zip-bomb ratio)
     bits = numpy.frombuffer(random.Random(1).randbytes(3 * 1024 * 1024), dtype=numpy.uint8)
     data = (numpy.unpackbits(bits) + ord("0")).tobytes()
+    archive_bot = python_bot(on_hello="""
+import resource
+send({"type": "ready", "name": "big", "fsize": resource.getrlimit(resource.RLIMIT_FSIZE),
+      "data": os.path.getsize("/bot/data.bin")})
+""")
     blob = io.BytesIO()
     with zipfile.ZipFile(blob, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("bot.json", json.dumps({"command": "python3 bot.py"}))
-        archive.writestr("bot.py", python_bot())
+        archive.writestr("bot.py", archive_bot)
         archive.writestr("data.bin", data)
     bot = make_bot(blob.getvalue(), "big.zip")
     pool = WarmDockerRunner(size=1)
     try:
         with open_session(pool, bot, FAST) as session:
-            assert play_match(session) == ["play TH"] * 3
+            ready = session.hello(hello())
+            assert ready["data"] == len(data)
+            cap = pool.limits.file_bytes
+            assert ready["fsize"] == [cap, cap]  # a cold seat's cap on the bot's own files
     finally:
         pool.close()
 
