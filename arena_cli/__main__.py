@@ -266,9 +266,10 @@ def _load_replay(api: Api, match: str) -> dict[str, Any]:
 def _default_name(path: Path) -> str:
     """A bot name from the file's or folder's own name (``upload .`` names the folder): the
     letters, digits, ``-`` and ``_`` of its stem."""
-    stem = Path(path.resolve().name).stem
-    name = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "-" for c in stem)
-    name = name.strip("-_")[:64]
+    resolved = path.resolve()
+    stem = resolved.name if resolved.is_dir() else resolved.stem  # a folder ``bot.v2`` keeps it
+    name = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "-" for c in stem)
+    name = name.strip("-_.")[:64]
     if not name:
         raise ValueError(f"no bot name can be made from {path}: give one with --name")
     return name

@@ -22,9 +22,14 @@ class NotTheApi(ValueError):
 
     def __init__(self, server: str, status: int, response: requests.Response) -> None:
         kind = response.headers.get("Content-Type", "no content type").split(";")[0]
+        why = (
+            "the server, or a proxy in front of it, is failing: try again later"
+            if status >= 500 or status == 413 else
+            "is --server the arena's address (e.g. http://127.0.0.1:8000, no path)?"
+        )
         super().__init__(
             f"the server at {server} answered {status} with {kind}, not the arena API's JSON: "
-            "is --server the arena's address (e.g. http://127.0.0.1:8000, no path)?"
+            + why
         )
 
 
@@ -74,6 +79,7 @@ def save_token(server: str, token: str) -> Path:
     exists (created 0600 in a 0700 folder, then renamed into place)."""
     path = _tokens_file()
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.parent.chmod(0o700)  # a folder made before, by hand or by an older client
     tokens = saved_tokens()
     tokens[server] = token
     scratch = path.with_name(f".{path.name}.{os.getpid()}")

@@ -27,8 +27,8 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 
 def _env(name: str, default: str) -> str:
-    """The variable's value, or ``default`` when it is unset or blank (compose passes a setting
-    left out of .env on as an empty value)."""
+    """The variable's value, or ``default`` when it is unset or blank (``NAME=`` left empty in
+    .env, as a template might)."""
     raw = os.environ.get(name, "").strip()
     return raw or default
 

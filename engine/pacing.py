@@ -5,8 +5,9 @@ two public events of a match depends on public facts only. Every decision whose 
 takes one move clock from its turn going out. A silent answer (a meld declined, ``done``) adds no
 time: its move clock is the one of the same seat's card that follows it. A deal's redeal round
 takes one move clock for each of the four seats whether it was asked or not (a seat is asked only
-when it holds no T, 9 or A, and a kept hand says nothing aloud). So no seat learns from the clock
-how long another thought, nor that another was asked a question it answered in silence.
+when it holds no T, 9 or A, and a kept hand says nothing aloud), and a redeal called in it ends
+at its fourth (who called is told only at the deal's end). So no seat learns from the clock how
+long another thought, nor that another was asked a question it answered in silence.
 
 A seat can still give itself away by answering a silent question slowly: its card then comes
 after the move clock. Only the seat's own choice shows, never its think time otherwise.
@@ -61,6 +62,11 @@ class TurnPacer:
         if SILENT.get(state.decision or "") == reply:
             if self._carried is None:
                 self._carried = asked_at
+            return
+        if self._redeal and reply == "redeal":
+            # the round's four slots whoever called: who did is told only at the deal's end
+            self._round_closed = True
+            _sleep_until(self._round_start + 4 * self._move_s)
             return
         started = asked_at if self._carried is None else self._carried
         self._carried = None

@@ -4,7 +4,7 @@ Points: a win is 1, a draw ½, a loss 0, per match (a match is won by a team: th
 version). Faults count the matches a version lost by its own fault. Failed matches (the platform
 could not play them) count as done but give no points, and take their duplicate twin with them:
 a pair is two matches of one deal with the seats swapped, and one of them alone would count the
-deal's luck for one side (``void_pairs``).
+deal's luck for one side (``void_pairs``); a fault in such a twin still counts among the faults.
 """
 
 from __future__ import annotations
@@ -140,6 +140,9 @@ def _count(tournament: Tournament) -> tuple[list[dict[str, Any]], dict]:
     for seat_rows in by_match.values():
         winner, pair = seat_rows[0][2], seat_rows[0][3]
         teams = {team: seat_rows[team][0] for team in (0, 1)}
+        for version, fault_kind, _, _ in seat_rows.values():
+            if fault_kind:  # a fault is shown whether or not its pair counts
+                rows[version]["faults"] += 1
         if (tournament.pk, pair, min(teams.values()), max(teams.values())) in void:
             continue
         for team, version in teams.items():
@@ -152,9 +155,6 @@ def _count(tournament: Tournament) -> tuple[list[dict[str, Any]], dict]:
             pair = pairs[version, teams[1 - team]]
             pair["points"] += points
             pair["played"] += 1
-        for version, fault_kind, _, _ in seat_rows.values():
-            if fault_kind:
-                rows[version]["faults"] += 1
     ordered = sorted(
         rows.values(), key=lambda r: (-r["points"], -r["wins"], r["faults"], r["label"])
     )

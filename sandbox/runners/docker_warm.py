@@ -52,7 +52,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sandbox.package import MAX_UNPACKED_BYTES, InstalledBot
+from sandbox.package import MAX_ENTRIES, MAX_UNPACKED_BYTES, InstalledBot
 from sandbox.runners.base import BotProcess, Limits, describe_returncode
 from sandbox.runners.docker import (
     BOT_DIR,
@@ -69,9 +69,9 @@ from sandbox.runners.runtimes import INTERPRETER_FLAGS
 #: Where the seat's pipes appear in its container.
 SEAT_DIR = "/run/seat"
 #: The size of a pre-started seat's ``/bot`` tmpfs: every package the platform accepts fits,
-#: unpacked, with room for its directory entries (it was the 16 MiB of ``/tmp``, so a bot of 16-25
-#: MiB unpacked, accepted at upload, died in its loader and was charged a crash).
-BOT_DIR_BYTES = MAX_UNPACKED_BYTES + 1024 * 1024
+#: unpacked, each of its entries rounded up to a 4 KiB page (it was the 16 MiB of ``/tmp``, so a
+#: bot of 16-25 MiB unpacked, accepted at upload, died in its loader and was charged a crash).
+BOT_DIR_BYTES = MAX_UNPACKED_BYTES + (MAX_ENTRIES + 1) * 4096 + 1024 * 1024
 #: Seconds a loader and the worker wait for each other's end of the pipes.
 CONNECT_S = 30.0
 

@@ -36,16 +36,17 @@ def test_a_folder_with_a_symbolic_link_is_refused_not_followed(tmp_path):
 
 @pytest.mark.parametrize(("path", "name"), [
     ("bots/My Bot.PY", "My-Bot"), ("bots/greedy.py", "greedy"), ("bots/_x_.py", "x"),
+    ("bots/v1.2.zip", "v1.2"),
 ])
 def test_the_default_bot_name_is_made_valid(path, name):
     assert _default_name(Path(path)) == name
 
 
 def test_the_default_name_of_the_current_folder_is_its_own(tmp_path, monkeypatch):
-    folder = tmp_path / "clever-bot"
+    folder = tmp_path / "clever-bot.v2"
     folder.mkdir()
     monkeypatch.chdir(folder)
-    assert _default_name(Path(".")) == "clever-bot"
+    assert _default_name(Path(".")) == "clever-bot.v2"
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ from arena.models import (
     Match,
     MatchSeat,
     MatchStatus,
+    RatingBoard,
+    RefitState,
     Tournament,
     TournamentStatus,
     VersionStatus,
@@ -245,6 +247,8 @@ def test_retiring_and_uploading_move_the_ladder_on(ladder, board, owners):
     assert not queued.filter(version=gone).exists()
     failed = Match.objects.filter(status=MatchStatus.FAILED).first()
     assert failed is not None and "left the ladder" in failed.failure
+    # a dropped match voids a finished twin (void_pairs): the board is refitted at once
+    assert RatingBoard.objects.get(key=ladder.rules_key).state == RefitState.QUEUED
     # A new version of another bot replaces its predecessor at once.
     old = board[5]
     new = version(old.bot.owner, old.bot.name, number=2)

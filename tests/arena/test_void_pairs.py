@@ -61,3 +61,15 @@ def test_a_whole_pair_counts_both_matches(pair):
     assert {row["version"] for row in tournament_ranking_rows(tournament=tournament)} == set(
         played(tournament)
     )
+
+
+def test_a_cancel_that_voids_a_finished_twin_asks_for_the_boards_refit(pair):
+    """The finished half leaves the published ratings at once, not at the board's next result."""
+    from arena.models import RatingBoard, RefitState
+    from arena.services.tournaments import tournament_cancel
+
+    tournament, first, _ = pair
+    Match.objects.filter(pk=first.pk).update(status=MatchStatus.FINISHED, winner=0)
+    assert tournament_cancel(tournament=tournament, by=tournament.created_by)
+    board = RatingBoard.objects.get(key=tournament.rules_key)
+    assert board.state == RefitState.QUEUED

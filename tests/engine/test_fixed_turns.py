@@ -133,8 +133,8 @@ class Quiet:
     without a signal; logs ``(arrival, seat, decision, deal)`` for every turn and the arrival of
     every ``deal_end``."""
 
-    def __init__(self, seat: int, log: list[tuple[float, int, str, int]]):
-        self.seat, self.log = seat, log
+    def __init__(self, seat: int, log: list[tuple[float, int, str, int]], calls: bool = False):
+        self.seat, self.log, self.calls = seat, log, calls
 
     def hello(self, message: dict[str, Any]) -> None:
         pass
@@ -145,7 +145,7 @@ class Quiet:
         if decision == "meld":
             return "done"
         if decision == "redeal":
-            return "keep"
+            return "redeal" if self.calls else "keep"
         return next(a for a in message["legal"] if a.startswith("play ") and a.count(" ") == 1)
 
     def notify(self, message: dict[str, Any]) -> None:
@@ -156,10 +156,10 @@ class Quiet:
         pass
 
 
-def play_quiet(rules, seed: int) -> list[tuple[float, int, str, int]]:
+def play_quiet(rules, seed: int, calls: bool = False) -> list[tuple[float, int, str, int]]:
     log: list[tuple[float, int, str, int]] = []
     referee_match(
-        rules, [Quiet(seat, log) for seat in range(4)], seed=seed,
+        rules, [Quiet(seat, log, calls) for seat in range(4)], seed=seed,
         clock=AnnouncedClock(move_ms=MOVE_MS, fixed_turns=True),
     )
     return log
@@ -223,3 +223,40 @@ def test_the_redeal_round_takes_four_move_clocks_whoever_is_asked():
     assert min(spans.values()) >= round_s
     shift = statistics.median(with_askers) - statistics.median(without)
     assert abs(shift) < MOVE_MS / 1000 * 0.3, f"the redeal askers show in time: {shift:.4f} s"
+
+
+def _early_callers(seed: int) -> int:
+    """How many redeals of ``politaine`` seed ``seed`` (every eligible seat calling) are called by
+    a seat other than the last of the round, with their deal's replay (no clock)."""
+    outcome = referee_match(
+        rules_for("politaine"), [Quiet(seat, [], calls=True) for seat in range(4)], seed=seed
+    )
+    return sum(
+        (called["by"] - (deal["dealer"] + 1)) % 4 < 3
+        for deal in outcome.replay["deals"] for called in deal["redeals"]
+    )
+
+
+def test_a_called_redeal_takes_the_rest_of_its_round_whoever_calls():
+    """A redeal called by the round's first seat takes as long as one called by its last: the
+    round still takes its four move clocks (who called is told only at the deal's end). Before,
+    the next deal's round began as soon as the call was made."""
+    seed = next(s for s in range(1, 600) if _early_callers(s) >= 1)
+    log = play_quiet(rules_for("politaine"), seed=seed, calls=True)
+    outcome = referee_match(
+        rules_for("politaine"), [Quiet(seat, [], calls=True) for seat in range(4)], seed=seed
+    )
+    redeals = {deal["number"]: len(deal["redeals"]) for deal in outcome.replay["deals"]}
+    ended: dict[int, float] = {}
+    first_card: dict[int, float] = {}
+    for at, _, kind, deal in log:
+        if kind == "deal_end":
+            ended.setdefault(deal, at)
+        elif kind == "play":
+            first_card.setdefault(deal, at)
+    called = [deal for deal in first_card if deal - 1 in ended and redeals.get(deal)]
+    assert called, (seed, redeals)
+    for deal in called:
+        span = first_card[deal] - ended[deal - 1]
+        rounds = 1 + redeals[deal]
+        assert span >= rounds * 4 * MOVE_MS / 1000, (deal, redeals[deal], span)
