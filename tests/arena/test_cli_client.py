@@ -5,11 +5,9 @@ replay."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import stat
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +16,7 @@ import pytest
 from arena_cli import api as api_module
 from arena_cli.__main__ import _default_name, main
 from arena_cli.api import package_bytes, save_token
+from tests.http_stub import serving
 
 
 def test_a_folder_with_a_symbolic_link_is_refused_not_followed(tmp_path):
@@ -52,26 +51,8 @@ def test_the_default_name_of_the_current_folder_is_its_own(tmp_path, monkeypatch
 @pytest.fixture
 def html_site() -> Iterator[str]:
     """A web server that answers every request with 200 and an HTML page (a wrong --server)."""
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = b"<html>not the arena</html>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(lambda path: (200, "text/html", b"<html>not the arena</html>")) as address:
+        yield address
 
 
 def test_a_server_that_is_not_the_arena_is_an_error_not_data(html_site, tmp_path, capsys,

@@ -193,6 +193,19 @@ def test_a_declined_meld_takes_no_time_of_its_own():
     assert statistics.median(plain) >= MOVE_MS / 1000
 
 
+def deal_starts(log: list[tuple[float, int, str, int]]) -> dict[int, float]:
+    """Per deal after the first: the time from the previous deal's ``deal_end`` to its first
+    card, as any seat can time it."""
+    ended: dict[int, float] = {}
+    first_card: dict[int, float] = {}
+    for at, _, kind, deal in log:
+        if kind == "deal_end":
+            ended.setdefault(deal, at)
+        elif kind == "play":
+            first_card.setdefault(deal, at)
+    return {deal: at - ended[deal - 1] for deal, at in first_card.items() if deal - 1 in ended}
+
+
 def _deals_with_redeal_askers(seed: int) -> set[int]:
     """The deals of ``politaine`` seed ``seed`` (played by ``Quiet`` seats) in which some seat was
     asked whether to call the deal off."""
@@ -208,14 +221,7 @@ def test_the_redeal_round_takes_four_move_clocks_whoever_is_asked():
     seed = next(s for s in range(1, 400) if len(_deals_with_redeal_askers(s) - {1}) >= 2)
     log = play_quiet(rules_for("politaine"), seed=seed)
     asked = {deal for _, _, decision, deal in log if decision == "redeal"}
-    ended: dict[int, float] = {}
-    first_card: dict[int, float] = {}
-    for at, _, kind, deal in log:
-        if kind == "deal_end":
-            ended.setdefault(deal, at)
-        elif kind == "play":
-            first_card.setdefault(deal, at)
-    spans = {deal: first_card[deal] - ended[deal - 1] for deal in first_card if deal - 1 in ended}
+    spans = deal_starts(log)
     with_askers = [span for deal, span in spans.items() if deal in asked]
     without = [span for deal, span in spans.items() if deal not in asked]
     assert len(with_askers) >= 2 and len(without) >= 2, (sorted(asked), sorted(spans))
@@ -247,16 +253,8 @@ def test_a_called_redeal_takes_the_rest_of_its_round_whoever_calls():
         rules_for("politaine"), [Quiet(seat, [], calls=True) for seat in range(4)], seed=seed
     )
     redeals = {deal["number"]: len(deal["redeals"]) for deal in outcome.replay["deals"]}
-    ended: dict[int, float] = {}
-    first_card: dict[int, float] = {}
-    for at, _, kind, deal in log:
-        if kind == "deal_end":
-            ended.setdefault(deal, at)
-        elif kind == "play":
-            first_card.setdefault(deal, at)
-    called = [deal for deal in first_card if deal - 1 in ended and redeals.get(deal)]
+    called = {deal: span for deal, span in deal_starts(log).items() if redeals.get(deal)}
     assert called, (seed, redeals)
-    for deal in called:
-        span = first_card[deal] - ended[deal - 1]
+    for deal, span in called.items():
         rounds = 1 + redeals[deal]
         assert span >= rounds * 4 * MOVE_MS / 1000, (deal, redeals[deal], span)

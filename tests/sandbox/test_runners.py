@@ -23,6 +23,7 @@ from sandbox.runners.bwrap import BOT_ENV, BwrapRunner, bwrap_argv
 from sandbox.runners.docker import DockerRunner, DockerUnavailable, default_client
 from sandbox.runners.runtimes import host_runtime
 from sandbox.seccomp import docker_profile
+from tests.http_stub import serving
 from tests.sandbox.helpers import FAST, play_match, python_bot
 
 
@@ -198,59 +199,28 @@ def test_a_dead_workers_containers_are_removed_by_its_successor(docker, make_bot
         docker.client.remove_container(other, force=True)
 
 
-class _EngineAt:
-    """An engine's ``/version`` answer on a unix socket (a Docker 29 stand-in: no such engine can
-    run here, Debian's is 20.10), refusing every request under an older API version prefix."""
+def _engine_speaking(api_version: str):
+    """An engine's ``/version`` answer (a Docker 29 stand-in: no such engine can run here,
+    Debian's is 20.10), refusing every request under an older API version prefix."""
 
-    def __init__(self, path: str, api_version: str) -> None:
-        import http.server
-        import socketserver
-        import threading
+    def respond(path: str) -> tuple[int, str, bytes]:
+        if path.startswith("/v1.4") and not path.startswith("/v1.44"):
+            return 400, "application/json", b'{"message": "client version 1.41 is too old"}'
+        return 200, "application/json", json.dumps({"ApiVersion": api_version}).encode()
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                if self.path.startswith("/v1.4") and not self.path.startswith("/v1.44"):
-                    body, code = b'{"message": "client version 1.41 is too old"}', 400
-                else:
-                    body, code = json.dumps({"ApiVersion": api_version}).encode(), 200
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-            daemon_threads = True
-
-            def get_request(self):  # http.server wants a client address pair
-                conn, _ = self.socket.accept()
-                return conn, ("engine", 0)
-
-        self.server = Server(path, Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    return respond
 
 
 def test_the_client_speaks_the_engines_api_version(tmp_path, monkeypatch):
     """An engine that refuses API 1.41 (Docker 29 and later) is spoken to in its own version,
     where a client pinned to 1.41 failed every seat; no engine at all falls back to 1.41 at once,
     so that the first call fails with the usual ``DockerUnavailable``."""
-    socket_path = str(tmp_path / "engine.sock")
-    engine = _EngineAt(socket_path, "1.52")
-    try:
-        monkeypatch.setenv("DOCKER_HOST", f"unix://{socket_path}")
+    with serving(_engine_speaking("1.52"), unix_path=str(tmp_path / "engine.sock")) as engine:
+        monkeypatch.setenv("DOCKER_HOST", engine)
         monkeypatch.delenv("DOCKER_API_VERSION", raising=False)
         assert default_client()._version == "1.52"
         monkeypatch.setenv("DOCKER_API_VERSION", "1.47")
         assert default_client()._version == "1.47"
-    finally:
-        engine.close()
     monkeypatch.delenv("DOCKER_API_VERSION")
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'none.sock'}")
     assert default_client()._version == "1.41"
