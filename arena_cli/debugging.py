@@ -57,10 +57,13 @@ def run_debug(
     if as_json:
         out(json.dumps({"summary": True, "decisions": len(report.decisions),
                         "differ": len(differing), "stopped": report.stopped,
-                        "hello_fault": report.hello_fault}))
+                        "hello_fault": report.hello_fault,
+                        "hello_stderr": report.hello_stderr}))
     else:
         if report.hello_fault:
             out(f"the local bot failed at hello: {report.hello_fault}")
+            for line in report.hello_stderr.rstrip("\n").splitlines()[-20:]:
+                out(f"    stderr | {line}")
         end = f" (stopped after deal {stop[0]} trick {stop[1]})" if report.stopped and stop else ""
         out(f"{len(report.decisions)} decisions{end}; the local bot answered differently at "
             f"{len(differing)}")

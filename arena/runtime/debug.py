@@ -63,6 +63,7 @@ class DebugReport:
     sent: list[bytes] = field(default_factory=list)
     stopped: bool = False
     hello_fault: str = ""
+    hello_stderr: str = ""  # what the local bot wrote before it failed at hello
 
     @property
     def differences(self) -> list[Decision]:
@@ -86,6 +87,7 @@ class _DebugSeat:
         self.stop = stop
         self.on_decision = on_decision
         self._stderr = StderrFollower()
+        self._gone = ""  # why the local bot is out, once it is
 
     def hello(self, message: dict[str, Any]) -> None:
         self.report.sent.append(encode(message))
@@ -93,6 +95,8 @@ class _DebugSeat:
             self._forward("hello", message)
         except SeatFault as fault:
             self.report.hello_fault = f"{fault.kind}: {fault.detail}"
+            self.report.hello_stderr = fault.log or self.started.stderr_tail
+            self._gone = f"out since hello: {fault.kind}"
             self.local = None
         self.recorded.hello(message)
 
@@ -109,8 +113,11 @@ class _DebugSeat:
                 local = self.local.turn(message)
             except SeatFault as error:
                 fault = f"{error.kind}: {error.detail}"
+                self._gone = f"out since turn {message['id']}: {error.kind}"
                 self.local = None
             ms = round((time.perf_counter() - started) * 1000)
+        else:
+            fault = self._gone
         stderr = self._stderr.new(self.started)
         try:
             played: str | None = self.recorded.turn(message)

@@ -123,6 +123,9 @@ def test_a_crashing_local_bot_is_reported(played, bots, settings):
     report = debug_match(replay, 2, crash)
     assert report.hello_fault.startswith("crash")
     assert report.decisions and all(d.local is None for d in report.decisions)
+    # what it wrote before it died, and why every later decision has no answer
+    assert "I give up before saying hello" in report.hello_stderr
+    assert all(d.fault == "out since hello: crash" for d in report.decisions)
 
 
 def test_the_command_line_shows_the_deviation(played, bots, settings, tmp_path):
