@@ -14,3 +14,13 @@ class ArenaError(ValueError):
         super().__init__(message)
         self.message = message
         self.field = field
+
+
+def checked_integer(value: object, *, field: str, low: int, high: int | None = None) -> int:
+    """``value`` if it is an integer (not a bool) from ``low`` to ``high`` (no upper bound when
+    None); else an ``ArenaError`` on ``field`` that says so."""
+    if (not isinstance(value, int) or isinstance(value, bool) or value < low
+            or (high is not None and value > high)):
+        span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise ArenaError(f"{field} must be an integer {span}", field=field)
+    return value

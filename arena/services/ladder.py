@@ -22,7 +22,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, checked_integer
 from arena.models import (
     Entry,
     Ladder,
@@ -95,9 +95,7 @@ def ladder_configure(
     ):
         if value is None:
             continue
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
-            raise ArenaError(f"{name} must be an integer from 0 to {top}", field=name)
-        changes[name] = value
+        changes[name] = checked_integer(value, field=name, low=0, high=top)
     with transaction.atomic():
         locked = Ladder.objects.select_for_update().get(pk=ladder.pk)
         for name, value in changes.items():

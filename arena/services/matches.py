@@ -38,8 +38,8 @@ from arena.runtime.play import PlayedMatch
 from arena.services.queue import matches_waiting_in_broker, queue_matches
 from arena.services.ratings import ratings_request_refit
 from arena.services.tournaments import (
+    match_tournament_lock,
     tournament_finish_if_done,
-    tournament_lock,
     tournament_reopen,
 )
 from arena.services.versions import (
@@ -347,12 +347,9 @@ def match_requeue(*, match_id: int) -> bool:
     """failed → queued, and its task sent after commit; the tournament runs again and a validated
     version goes back to pending. False if the match had not failed, or its round-robin was
     cancelled."""
-    tournament_id = (
-        Match.objects.filter(pk=match_id).values_list("tournament_id", flat=True).first()
-    )
     with transaction.atomic():
         # the round-robin first (``tournament_lock``): a cancel or a finish check waits for this
-        tournament_lock(tournament_id=tournament_id)
+        match_tournament_lock(match_id=match_id)
         match = Match.objects.select_for_update().filter(pk=match_id).first()
         if match is None or match.status != MatchStatus.FAILED:
             return False

@@ -21,7 +21,7 @@ from django.utils import timezone
 from arena.models import Match, MatchStatus, TournamentStatus
 from arena.services.matches import match_fail
 from arena.services.queue import RUN_MATCH, send_after_commit
-from arena.services.tournaments import tournament_lock
+from arena.services.tournaments import match_tournament_lock
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +34,8 @@ def match_platform_failure(*, match_id: int, error: BaseException) -> bool:
     cause = f"{type(error).__name__}: {error}"[:2000]
     limit = settings.ARENA_MATCH_ATTEMPTS
     delay = settings.ARENA_PLATFORM_RETRY_DELAY
-    tournament_id = (
-        Match.objects.filter(pk=match_id).values_list("tournament_id", flat=True).first()
-    )
     with transaction.atomic():
-        tournament_lock(tournament_id=tournament_id)  # a cancel in flight lands first
+        match_tournament_lock(match_id=match_id)  # a cancel in flight lands first
         again = Match.objects.filter(
             pk=match_id, status=MatchStatus.RUNNING, attempts__lt=limit
         ).exclude(tournament__status=TournamentStatus.CANCELLED).update(

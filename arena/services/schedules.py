@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, checked_integer
 from arena.models import BotVersion, Schedule, Tournament, VersionStatus
 from arena.rulesets import requested_rules
 from arena.services.bots import builtin_bots_ensure
@@ -43,17 +43,9 @@ def schedule_check(
             field="name",
         )
     requested_rules(rules)
-    checks = (
-        ("pairs", pairs, 1, MAX_PAIRS),
-        ("every_hours", every_hours, 1, None),
-        ("max_versions", max_versions, 2, None),
-    )
-    for field, value, low, high in checks:
-        if not isinstance(value, int) or isinstance(value, bool) or value < low or (
-            high is not None and value > high
-        ):
-            span = f"from {low} to {high}" if high is not None else f"of at least {low}"
-            raise ArenaError(f"{field} must be an integer {span}", field=field)
+    checked_integer(pairs, field="pairs", low=1, high=MAX_PAIRS)
+    checked_integer(every_hours, field="every_hours", low=1)
+    checked_integer(max_versions, field="max_versions", low=2)
     return name
 
 

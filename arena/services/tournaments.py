@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, checked_integer
 from arena.models import (
     BotVersion,
     Entry,
@@ -67,8 +67,7 @@ def tournament_create(
     """
     name = round_robin_name(name)
     ruleset = requested_rules(rules)
-    if not isinstance(pairs, int) or isinstance(pairs, bool) or not 1 <= pairs <= MAX_PAIRS:
-        raise ArenaError(f"pairs must be an integer from 1 to {MAX_PAIRS}", field="pairs")
+    checked_integer(pairs, field="pairs", low=1, high=MAX_PAIRS)
     versions = _ready_versions(version_ids)
     total = len(versions) * (len(versions) - 1) * pairs
     if total > MAX_MATCHES:
@@ -119,6 +118,14 @@ def tournament_lock(*, tournament_id: int | None) -> None:
     interleave."""
     if tournament_id is not None:
         list(Tournament.objects.select_for_update().filter(pk=tournament_id).values_list("pk"))
+
+
+def match_tournament_lock(*, match_id: int) -> None:
+    """``tournament_lock`` on the round-robin of match ``match_id`` (none for a validation
+    match): one query, locking the round-robin's row alone, not the match's (that one comes
+    after, in the order above)."""
+    list(Tournament.objects.select_for_update(of=("self",)).filter(matches=match_id)
+         .values_list("pk"))
 
 
 def tournament_finish_if_done(*, tournament_id: int) -> bool:
