@@ -62,8 +62,8 @@ def run_debug(
     else:
         if report.hello_fault:
             out(f"the local bot failed at hello: {report.hello_fault}")
-            for line in report.hello_stderr.rstrip("\n").splitlines()[-20:]:
-                out(f"    stderr | {line}")
+            for line in stderr_lines(report.hello_stderr):
+                out(line)
         end = f" (stopped after deal {stop[0]} trick {stop[1]})" if report.stopped and stop else ""
         out(f"{len(report.decisions)} decisions{end}; the local bot answered differently at "
             f"{len(differing)}")
@@ -77,5 +77,10 @@ def describe(decision: Decision) -> str:
     played = decision.played if decision.played is not None else "(the seat faulted here)"
     lines = [f"{mark} deal {decision.deal} trick {decision.trick} turn {decision.turn} "
              f"({decision.decision}): played {played}; local bot {local} in {decision.ms} ms"]
-    lines += [f"    stderr | {line}" for line in decision.stderr.rstrip("\n").splitlines()[-20:]]
+    lines += stderr_lines(decision.stderr)
     return "\n".join(lines)
+
+
+def stderr_lines(text: str) -> list[str]:
+    """The last 20 lines of a bot's stderr, each marked as such."""
+    return [f"    stderr | {line}" for line in text.rstrip("\n").splitlines()[-20:]]

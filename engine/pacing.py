@@ -52,7 +52,7 @@ class TurnPacer:
             slots = (state.to_move - state.leader) % 4
         else:
             slots, self._round_closed = 4, True
-        _sleep_until(self._round_start + slots * self._move_s)
+        sleep_until(self._round_start + slots * self._move_s)
 
     def after_reply(self, state: State, reply: str, asked_at: float) -> None:
         """Hold ``reply`` (to the turn of ``state`` sent at ``asked_at``) until its slot ends; a
@@ -66,13 +66,14 @@ class TurnPacer:
         if self._redeal and reply == "redeal":
             # the round's four slots whoever called: who did is told only at the deal's end
             self._round_closed = True
-            _sleep_until(self._round_start + 4 * self._move_s)
+            sleep_until(self._round_start + 4 * self._move_s)
             return
         started = asked_at if self._carried is None else self._carried
         self._carried = None
-        _sleep_until(started + self._move_s)
+        sleep_until(started + self._move_s)
 
 
-def _sleep_until(release: float) -> None:
+def sleep_until(release: float) -> None:
+    """Return no sooner than ``release`` (a ``time.perf_counter()`` reading)."""
     while (left := release - time.perf_counter()) > 0:
         time.sleep(left)

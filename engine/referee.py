@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from engine.faults import SeatFault
 from engine.observe import observe
-from engine.pacing import TurnPacer
+from engine.pacing import TurnPacer, sleep_until
 from engine.replay import build_replay, deal_dict, result_dict
 from engine.rules import RuleSet
 from engine.state import State, forfeit_at_hello, new_match
@@ -96,11 +96,8 @@ class AnnouncedClock:
         Every decision is held, forced ones too: that a seat had one legal action is private.
         (The referee paces a match by ``engine.pacing.TurnPacer``, which also hides silent
         answers; this is one decision's hold.)"""
-        if not self.fixed_turns:
-            return
-        release = asked_at + self.move_ms / 1000
-        while (left := release - time.perf_counter()) > 0:
-            time.sleep(left)
+        if self.fixed_turns:
+            sleep_until(asked_at + self.move_ms / 1000)
 
     def pacer(self, rules: RuleSet) -> TurnPacer:
         """The referee's pacing of a match under these clocks (``engine.pacing``)."""

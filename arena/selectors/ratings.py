@@ -36,19 +36,17 @@ def rated_results(
     *, rules_key: str | None = None, tournament_id: int | None = None
 ) -> list[Result]:
     """The rated results of board ``rules_key``, or of one tournament, in match order."""
-    where = Q(
-        seat__lt=2, match__kind=MatchKind.TOURNAMENT, match__status=MatchStatus.FINISHED
-    )
+    scope = Q()
     if rules_key is not None:
-        where &= Q(match__rules_key=rules_key)
-    if tournament_id is not None:
-        where &= Q(match__tournament_id=tournament_id)
-    scope = Q() if rules_key is None else Q(match__rules_key=rules_key)
+        scope &= Q(match__rules_key=rules_key)
     if tournament_id is not None:
         scope &= Q(match__tournament_id=tournament_id)
     void = void_pairs(scope)
     seats = (
-        MatchSeat.objects.filter(where)
+        MatchSeat.objects.filter(
+            scope, seat__lt=2, match__kind=MatchKind.TOURNAMENT,
+            match__status=MatchStatus.FINISHED,
+        )
         .order_by("match_id", "seat")
         .values_list("match_id", "seat", "version_id", "match__winner", "match__tournament_id",
                      "match__pair")
