@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         rules = rules_for(args.rules, **dict(parse_option(o) for o in args.set))
-    except (RulesError, ValueError) as error:
+    except ValueError as error:  # a bad option, RulesError included
         parser.error(str(error))
     for text in (args.bot_a, args.bot_b):  # unknown names fail here; revisions extracted once
         bot_class(parse_bot(text)[0])
