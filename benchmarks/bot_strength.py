@@ -32,7 +32,7 @@ from revision_bots import expert_at
 from engine.bots import LOCAL_BOTS, BotSeat
 from engine.duel import DuelTally, duplicate_pairs
 from engine.referee import Player
-from engine.rules import RulesError, RuleSet, parse_option, rules_for
+from engine.rules import RuleSet, parse_option, rules_for
 
 #: Bots a measuring script adds by name (e.g. ``expert_ceiling.py``'s oracles); forked
 #: processes inherit them.
