@@ -7,13 +7,17 @@ Services send tasks by name (``arena.services.queue``) and never import this mod
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from celery import shared_task
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from arena.services.matches import matches_resend_orphans, matches_sweep_stuck
 from arena.services.play import match_play
 from arena.services.queue import REFIT_RATINGS, RUN_MATCH
 from arena.services.ratings import RefitBusy, ratings_recover_lost, ratings_refit
+from arena.services.retention import retention_prune
 from arena.services.schedules import schedules_run_due
 
 #: A lost database connection (PostgreSQL restarted, the connection cut) is retried with backoff
@@ -75,3 +79,13 @@ def ladder_tick() -> dict[int, int]:
     from arena.services.ladder import ladders_tick
 
     return ladders_tick()
+
+
+@shared_task(name="arena.tasks.prune_old_data", **RETRY)
+def prune_old_data() -> dict[str, int]:
+    """Delete the replays and stderr tails past their retention (``ARENA_KEEP_REPLAYS_DAYS``,
+    ``ARENA_KEEP_LOGS_DAYS``; periodic, from celery beat); returns what went."""
+    pruned = retention_prune(
+        replay_days=settings.ARENA_KEEP_REPLAYS_DAYS, log_days=settings.ARENA_KEEP_LOGS_DAYS
+    )
+    return asdict(pruned)

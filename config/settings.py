@@ -258,6 +258,14 @@ SPECTACULAR_SETTINGS = {
 ARENA_SANDBOX = os.environ.get("ARENA_SANDBOX", "bwrap")
 #: Where workers unpack bot versions, one folder per package hash.
 ARENA_BOT_CACHE = Path(os.environ.get("ARENA_BOT_CACHE", VAR_DIR / "bots")).resolve()
+#: A bot folder no match on this host has used for this many days leaves the host's bot cache
+#: (unpacked again from the database if it plays again); 0 keeps every folder.
+ARENA_KEEP_BOT_CACHE_DAYS = int(_env("ARENA_KEEP_BOT_CACHE_DAYS", "14"))
+#: Retention (``arena.services.retention``: every 6 hours from celery beat, or ``manage.py
+#: prune``): a match's replay and its seats' stderr tails are deleted this many days after it
+#: finished; 0 keeps them for ever. Results, standings and ratings are always kept.
+ARENA_KEEP_REPLAYS_DAYS = int(_env("ARENA_KEEP_REPLAYS_DAYS", "0"))
+ARENA_KEEP_LOGS_DAYS = int(_env("ARENA_KEEP_LOGS_DAYS", "0"))
 #: Under ARENA_SANDBOX=docker: pre-started seat containers per worker process (each serves one seat
 #: of one match and is removed); 0 starts every seat's container on the match's path.
 ARENA_DOCKER_POOL = int(_env("ARENA_DOCKER_POOL", "4"))
@@ -350,7 +358,7 @@ CELERY_TASK_ROUTES = {
     task: {"queue": ARENA_CONTROL_QUEUE}
     for task in (
         "arena.tasks.refit_ratings", "arena.tasks.sweep_stuck_matches",
-        "arena.tasks.run_due_schedules", "arena.tasks.ladder_tick",
+        "arena.tasks.run_due_schedules", "arena.tasks.ladder_tick", "arena.tasks.prune_old_data",
     )
 }
 CELERY_TASK_IGNORE_RESULT = True
@@ -376,6 +384,7 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-matches": {"task": "arena.tasks.sweep_stuck_matches", "schedule": 60.0},
     "run-due-schedules": {"task": "arena.tasks.run_due_schedules", "schedule": 60.0},
+    "prune-old-data": {"task": "arena.tasks.prune_old_data", "schedule": 6 * 3600.0},
     "ladder-tick": {
         "task": "arena.tasks.ladder_tick", "schedule": ARENA_LADDER_TICK,
         "options": {"expires": ARENA_LADDER_TICK * 2},

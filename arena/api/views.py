@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -281,22 +282,32 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
             return Response({"detail": reason}, status=status.HTTP_409_CONFLICT)
         return Response(self._one(match.pk))
 
-    @extend_schema(responses={200: Replay})
+    @extend_schema(responses={200: Replay, 404: ConflictSerializer, 410: ConflictSerializer})
     @action(detail=True, methods=["get"])
     def replay(self, request: Request, pk: str | None = None) -> Response:
-        """The match's replay, format 1 (404 until the match has finished). A replay never
-        changes once written: its rendered body is kept under the match, its attempts and the
-        time it finished (a match re-queued and played again finishes at another time)."""
+        """The match's replay, format 1 (404 until the match has finished; 410 once the arena's
+        retention deleted it, ``ARENA_KEEP_REPLAYS_DAYS`` after the match finished). A replay
+        never changes once written: its rendered body is kept under the match, its attempts and
+        the time it finished (a match re-queued and played again finishes at another time)."""
         match_id = _match_id(pk)
         found = match_replay_record(match_id=match_id)
         if found is None:
             raise Http404(_NO_MATCH)
-        version, data = found
-        if data is None:
+        if found.pruned:
+            return Response({"detail": _replay_deleted()}, status=status.HTTP_410_GONE)
+        if found.data is None:
             raise Http404("this match has no replay (yet)")
+        data = found.data
         return cached_json(
-            request, self, key=f"replay:{match_id}:{version}", build=lambda: replay_decode(data),
+            request, self, key=f"replay:{match_id}:{found.version}",
+            build=lambda: replay_decode(data),
         )
+
+
+def _replay_deleted() -> str:
+    days = settings.ARENA_KEEP_REPLAYS_DAYS
+    kept = f"{days} days after a match finishes" if days else "for a while"
+    return f"this match's replay was deleted: this arena keeps replays {kept}"
 
 
 class LeaderboardView(APIView):

@@ -6,13 +6,13 @@ import functools
 import json
 import zlib
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Prefetch, QuerySet
 
-from arena.models import Bot, BotVersion, Match, MatchSeat, Replay
+from arena.models import Bot, BotVersion, Match, MatchSeat, MatchStatus, Replay
 from arena.sqlnames import column, table
 
 
@@ -52,7 +52,7 @@ WHERE s.{seat_match} IN ({{ids}})
 ORDER BY s.{seat_match}, s.{seat_seat}
 """
 _REPLAY_SQL = """
-SELECT m.{attempts}, m.{finished_at}, r.{replay_data}
+SELECT m.{attempts}, m.{finished_at}, m.{status}, r.{replay_data}
 FROM {match} m LEFT JOIN {replay} r ON r.{replay_match} = m.{id}
 WHERE m.{id} = %s
 """
@@ -144,11 +144,26 @@ def match_replay(*, match: Match) -> dict[str, Any] | None:
     return None if data is None else replay_decode(bytes(data))
 
 
-def match_replay_record(*, match_id: int) -> tuple[str, bytes | None] | None:
-    """For the replay endpoint, in one statement: None when there is no such match; else what
-    names the version of its replay (its attempts and finish time: a match re-queued and played
-    again finishes at another time) and the replay's stored, compressed data (None while it has
-    none; ``replay_decode`` reads it)."""
+class ReplayRecord(NamedTuple):
+    """What the replay endpoint reads of a match in one statement: ``version`` names the version
+    of its replay (its attempts and finish time: a match re-queued and played again finishes at
+    another time); ``data`` is the replay's stored, compressed form (``replay_decode`` reads it),
+    None while the match has none, or once a finished match's replay was deleted
+    (``arena.services.retention``)."""
+
+    version: str
+    status: str
+    data: bytes | None
+
+    @property
+    def pruned(self) -> bool:
+        """Whether the match finished and its replay was since deleted: every finished match
+        has one until then (``match_record_result`` writes both in one transaction)."""
+        return self.data is None and self.status == MatchStatus.FINISHED
+
+
+def match_replay_record(*, match_id: int) -> ReplayRecord | None:
+    """The match's ``ReplayRecord``, or None when there is no such match."""
     if not 0 < match_id < 2**63:  # no such id (and none PostgreSQL's bigint can hold)
         return None
     with connection.cursor() as cursor:
@@ -156,8 +171,8 @@ def match_replay_record(*, match_id: int) -> tuple[str, bytes | None] | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    attempts, finished_at, data = row
-    return f"{attempts}:{finished_at}", None if data is None else bytes(data)
+    attempts, finished_at, status, data = row
+    return ReplayRecord(f"{attempts}:{finished_at}", status, None if data is None else bytes(data))
 
 
 def replay_decode(data: bytes) -> dict[str, Any]:

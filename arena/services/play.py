@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from arena.models import BotVersion, Match, MatchKind, MatchSeat, PackageBlob
-from arena.runtime.cache import cached_install
+from arena.runtime.cache import cached_install, prune_if_due
 from arena.runtime.play import play_seats
 from arena.runtime.specs import BotSpec
 from arena.services.matches import match_after_record, match_record_result, match_start
@@ -98,4 +98,5 @@ def version_spec(*, version: BotVersion) -> BotSpec:
         return bytes(PackageBlob.objects.values_list("data", flat=True).get(pk=version.blob_id))
 
     installed = cached_install(settings.ARENA_BOT_CACHE, version.blob_id, version.filename, load)
+    prune_if_due(settings.ARENA_BOT_CACHE, idle_days=settings.ARENA_KEEP_BOT_CACHE_DAYS)
     return BotSpec.for_upload(installed, label)

@@ -3,10 +3,15 @@ replay, format 1, which the page embeds; the same JSON is at ``/api/matches/{id}
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 from django.utils.safestring import mark_safe
 
+from arena.models import Match
 from arena.ownership import owns, viewer_id
 from arena.selectors.matches import match_list, match_replay
 from arena.web.cards import CODES, card_name, card_sprite, index_label
@@ -19,6 +24,7 @@ def match_page(request: HttpRequest, pk: int) -> HttpResponse:
     rules = (replay or {}).get("rules") or match.rules
     deck = "german" if rules.get("deck") == "german" else "french"
     me = viewer_id(request)
+    logs_gone = _logs_deleted_note(match)
     seats = [
         {
             "seat": s.seat,
@@ -27,7 +33,7 @@ def match_page(request: HttpRequest, pk: int) -> HttpResponse:
             "bot_id": s.version.bot_id,
             "fault_kind": s.fault_kind,
             "fault_detail": s.fault_detail,
-            "log": s.log if owns(me, s.version.bot.owner_id) else None,
+            "log": (s.log or logs_gone) if owns(me, s.version.bot.owner_id) else None,
         }
         for s in match.seats.all()
     ]
@@ -49,4 +55,16 @@ def match_page(request: HttpRequest, pk: int) -> HttpResponse:
         "sprite": mark_safe(card_sprite(deck)) if replay else "",
         "reason": REASONS.get(match.reason, match.reason),
         "options": rules,
+        "keep_replays_days": settings.ARENA_KEEP_REPLAYS_DAYS,
     })
+
+
+def _logs_deleted_note(match: Match) -> str:
+    """What an owner reads for a seat's stderr tail that the retention may have cleared
+    (``ARENA_KEEP_LOGS_DAYS``), or "" while the match is younger than that."""
+    days = settings.ARENA_KEEP_LOGS_DAYS
+    if not days or match.finished_at is None:
+        return ""
+    if match.finished_at >= timezone.now() - timedelta(days=days):
+        return ""
+    return f"(stderr tails are deleted {days} days after a match finishes)"
