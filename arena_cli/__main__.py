@@ -1,17 +1,20 @@
 """``python -m arena_cli [--server URL] COMMAND``: the bot author's command line (README, "The
 command-line client"). Exit status 0 on success, 1 when the server refuses or a validation or
-round-robin fails, 2 for bad arguments."""
+round-robin fails, 2 for bad arguments, 3 when ``--timeout`` runs out before a validation is
+final."""
 
 from __future__ import annotations
 
 import argparse
 import getpass
 import json
+import math
 import os
 import sys
 import time
 import webbrowser
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,39 @@ from arena_cli.api import DEFAULT_SERVER, Api, ApiError, package_bytes, save_tok
 REPLAY_FORMAT = "quatresept-replay/1"
 FINAL_VERSION = ("ready", "failed")
 FINAL_TOURNAMENT = ("finished", "cancelled")
+#: The exit status when ``--timeout`` runs out before a validation is final.
+EXIT_TIMEOUT = 3
+#: Seconds ``upload`` and ``status --wait`` wait for a validation unless ``--timeout`` says.
+DEFAULT_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How a wait polls: ``sleep(every)`` between two polls, elapsed time read from ``clock``
+    (monotonic: a changed wall clock neither ends nor stretches a wait)."""
+
+    every: float = 1.0
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+
+
+#: The pace of the validation waits; tests put a fake clock here.
+PACE = Pace()
+
+
+class WaitTimeout(Exception):
+    """A version's validation still not final when ``--timeout`` ran out; ``str()`` names the
+    version, its last status and how to keep waiting."""
+
+    def __init__(self, server: str, version_id: int, status: str, timeout: float) -> None:
+        self.version_id = version_id
+        self.status = status
+        super().__init__(
+            f"version {version_id} is still {status} after {timeout:g} s: "
+            "is a worker running? "
+            f"`python -m arena_cli --server {server} status {version_id} --wait` to keep waiting "
+            "(--timeout 0: for ever)"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"sign in first: python -m arena_cli --server {api.server} login",
                   file=sys.stderr)
         return 1
+    except WaitTimeout as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_TIMEOUT
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -60,11 +99,13 @@ def _parser() -> argparse.ArgumentParser:
     upload.add_argument("--bot", type=int, help="upload a new version of this bot id")
     upload.add_argument("--no-wait", dest="wait", action="store_false",
                         help="do not wait for the validation")
+    _add_timeout(upload, "")
     upload.set_defaults(run=cmd_upload)
 
     status = commands.add_parser("status", help="a version's validation: status, fault, stderr")
     status.add_argument("version", type=int)
     status.add_argument("--wait", action="store_true", help="wait until it is final")
+    _add_timeout(status, "with --wait: ")
     status.set_defaults(run=cmd_status)
 
     run = commands.add_parser("run", help="start a round-robin between versions and follow it")
@@ -103,6 +144,24 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_timeout(parser: argparse.ArgumentParser, when: str) -> None:
+    parser.add_argument(
+        "--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+        help=f"{when}stop waiting for the validation after this long, with exit status "
+             f"{EXIT_TIMEOUT} (default {DEFAULT_TIMEOUT:g}; 0: wait for ever)")
+
+
+def _seconds(text: str) -> float:
+    """A ``--timeout``: a number of seconds, 0 or more (``nan`` is not one)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected seconds (0 or more), got {text!r}")
+    return value
+
+
 # --- commands -------------------------------------------------------------------------------------
 
 
@@ -128,16 +187,21 @@ def cmd_upload(api: Api, args: argparse.Namespace) -> int:
         print(f"uploaded {bot['owner']}/{bot['name']} v1 (bot {bot['id']}, version {version_id})")
     if not args.wait:
         return 0
-    return _show_version(_watch_version(api, version_id))
+    return _show_version(_watch_version(api, version_id, args.timeout))
 
 
 def cmd_status(api: Api, args: argparse.Namespace) -> int:
-    version = _watch_version(api, args.version) if args.wait else api.version(args.version)
-    return _show_version(version)
+    if args.wait:
+        return _show_version(_watch_version(api, args.version, args.timeout))
+    return _show_version(api.version(args.version))
 
 
-def _watch_version(api: Api, version_id: int, every: float = 1.0) -> dict[str, Any]:
-    """Poll the version until its validation is final, printing each new status."""
+def _watch_version(api: Api, version_id: int, timeout: float,
+                   pace: Pace | None = None) -> dict[str, Any]:
+    """Poll the version until its validation is final, printing each new status; after
+    ``timeout`` seconds (0: no limit) still not final, one last poll, then ``WaitTimeout``."""
+    pace = pace or PACE
+    deadline = pace.clock() + timeout if timeout else math.inf
     shown = ""
     while True:
         version = api.version(version_id)
@@ -146,7 +210,10 @@ def _watch_version(api: Api, version_id: int, every: float = 1.0) -> dict[str, A
             print(f"version {version_id}: {shown}", flush=True)
         if shown in FINAL_VERSION:
             return version
-        time.sleep(every)
+        left = deadline - pace.clock()
+        if left <= 0:
+            raise WaitTimeout(api.server, version_id, shown, timeout)
+        pace.sleep(min(pace.every, left))
 
 
 def _show_version(version: dict[str, Any]) -> int:

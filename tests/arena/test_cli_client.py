@@ -1,21 +1,24 @@
 """The command-line client's own handling of what it is given, without a server of the arena's
 (the end-to-end test, tests/e2e/test_cli.py, drives a real one): a package with symbolic links,
 a default bot name, a server that is not the arena, the token file's mode, a file that is not a
-replay."""
+replay, and ``--timeout`` on the waits for a validation (a stub server, a fake clock)."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
+from arena_cli import __main__ as cli_module
 from arena_cli import api as api_module
-from arena_cli.__main__ import _default_name, main
-from arena_cli.api import package_bytes, save_token
+from arena_cli.__main__ import EXIT_TIMEOUT, Pace, _default_name, main
+from arena_cli.api import Api, package_bytes, save_token
 from tests.http_stub import serving
 
 
@@ -93,3 +96,125 @@ def test_debug_refuses_a_file_that_is_not_a_replay(tmp_path, capsys):
     assert main(["debug", str(other), "--seat", "2", str(bot)]) == 1
     err = capsys.readouterr().err
     assert "is not a replay (quatresept-replay/1)" in err and "Traceback" not in err
+
+
+# --- --timeout on the waits for a validation ------------------------------------------------------
+
+
+class FakeClock:
+    """A monotonic clock that moves only when the client sleeps; a client still waiting after a
+    (fake) hour fails the test instead of hanging it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        assert seconds > 0 and self.now < 3600, f"sleep({seconds}) at {self.now} s"
+        self.now += seconds
+
+
+@dataclass
+class StubArena:
+    """A stub arena whose version 34 answers ``statuses`` in turn (the last one for ever);
+    ``polls``: the fake clock's time at each poll."""
+
+    address: str
+    statuses: list[str]
+    polls: list[float]
+
+
+@pytest.fixture
+def stub_arena(tmp_path, monkeypatch) -> Iterator[StubArena]:
+    """The stub, the client's waits on a fake clock polling every second, and ``upload`` making
+    bot 7 with version 34 (the stub answers GETs alone)."""
+    monkeypatch.setenv("ARENA_CLI_CONFIG", str(tmp_path / "config"))
+    monkeypatch.setattr(Api, "upload_bot", lambda self, name, filename, data: {
+        "id": 7, "owner": "finn", "name": name, "latest_version": {"id": 34}})
+    fake = FakeClock()
+    monkeypatch.setattr(cli_module, "PACE", Pace(every=1.0, clock=fake.clock, sleep=fake.sleep))
+    arena = StubArena("", ["pending"], [])
+
+    def respond(path: str) -> tuple[int, str, bytes]:
+        if path != "/api/versions/34/":
+            return 404, "application/json", b'{"detail": "Not found."}'
+        arena.polls.append(fake.now)
+        status = arena.statuses[min(len(arena.polls), len(arena.statuses)) - 1]
+        body = {"id": 34, "bot_name": "finn/steady", "number": 1, "status": status}
+        return 200, "application/json", json.dumps(body).encode()
+
+    with serving(respond) as address:
+        arena.address = address
+        yield arena
+
+
+WAITS = [pytest.param("upload", id="upload"), pytest.param("status", id="status --wait")]
+
+
+def wait(arena: StubArena, command: str, tmp_path: Path, *options: str) -> int:
+    if command == "upload":
+        bot = tmp_path / "steady.py"
+        bot.write_text("print('hi')\n")
+        return main(["--server", arena.address, "upload", str(bot), *options])
+    return main(["--server", arena.address, "status", "34", "--wait", *options])
+
+
+@pytest.mark.parametrize("command", WAITS)
+def test_a_validation_still_pending_at_the_timeout_stops_the_wait(stub_arena, command, tmp_path,
+                                                                   capsys):
+    assert wait(stub_arena, command, tmp_path, "--timeout", "2.5") == EXIT_TIMEOUT == 3
+    assert stub_arena.polls == [0, 1, 2, 2.5]  # one last poll at the deadline
+    out, err = capsys.readouterr()
+    assert out.count("version 34: pending") == 1 and "finn/steady v1:" not in out
+    assert err == (
+        "error: version 34 is still pending after 2.5 s: is a worker running? "
+        f"`python -m arena_cli --server {stub_arena.address} status 34 --wait` to keep waiting "
+        "(--timeout 0: for ever)\n"
+    )
+
+
+@pytest.mark.parametrize("command", WAITS)
+def test_the_default_timeout_is_ten_minutes(stub_arena, command, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli_module, "PACE", replace(cli_module.PACE, every=100.0))
+    stub_arena.statuses = ["pending", "validating"]
+    assert wait(stub_arena, command, tmp_path) == EXIT_TIMEOUT
+    assert stub_arena.polls == [0, 100, 200, 300, 400, 500, 600]
+    assert "version 34 is still validating after 600 s" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", WAITS)
+def test_timeout_0_waits_for_ever(stub_arena, command, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli_module, "PACE", replace(cli_module.PACE, every=100.0))
+    stub_arena.statuses = ["pending"] * 10 + ["ready"]  # ready after 1000 s, past the default
+    assert wait(stub_arena, command, tmp_path, "--timeout", "0") == 0
+    assert stub_arena.polls[-1] == 1000
+    out, err = capsys.readouterr()
+    assert out.splitlines()[-1] == "finn/steady v1: ready" and err == ""
+
+
+@pytest.mark.parametrize("command", WAITS)
+@pytest.mark.parametrize(("statuses", "polls"), [
+    (["pending", "validating", "ready"], [0, 1, 2]),
+    (["pending"] * 5 + ["ready"], [0, 1, 2, 3, 4, 5]),  # at the deadline's own poll
+])
+def test_a_validation_final_before_the_timeout_succeeds(stub_arena, command, statuses, polls,
+                                                        tmp_path, capsys):
+    stub_arena.statuses = statuses
+    assert wait(stub_arena, command, tmp_path, "--timeout", "5") == 0
+    assert stub_arena.polls == polls
+    out, err = capsys.readouterr()
+    assert out.splitlines()[-1] == "finn/steady v1: ready" and err == ""
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "soon"])
+def test_a_timeout_is_seconds_0_or_more(value, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["status", "34", "--wait", "--timeout", value])
+    assert exited.value.code == 2
+    assert "--timeout: expected seconds (0 or more)" in capsys.readouterr().err
+
+
+def test_the_waits_read_a_monotonic_clock():
+    assert Pace().clock is time.monotonic and Pace().sleep is time.sleep

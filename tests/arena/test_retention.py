@@ -154,7 +154,7 @@ def test_the_command_refuses_negative_days():
         call_command("prune", "--replays-days", "-1")
 
 
-# --- the bot cache ---------------------------------------------------------------------------------
+# --- the bot cache ---------------------------------------------------------------------------
 
 
 def aged(folder: Path, days: float) -> None:
