@@ -42,8 +42,8 @@ from arena.rulesets import requested_rules, rules_key
 from arena.selectors import ladder as read
 from arena.selectors.ratings import rated_results
 from arena.services.bots import builtin_bots_ensure
+from arena.services.failing import queued_matches_fail
 from arena.services.queue import queue_matches
-from arena.services.ratings import ratings_request_refit
 
 log = logging.getLogger(__name__)
 
@@ -190,13 +190,12 @@ def _drop_leavers(ladder: Ladder, staying: set[int], now: datetime) -> None:
         .values_list("match_id", flat=True)
         .distinct()
     )
-    dropped = Match.objects.filter(pk__in=list(leaving), status=MatchStatus.QUEUED).update(
-        status=MatchStatus.FAILED, finished_at=now,
+    queued_matches_fail(
+        matches=Match.objects.filter(pk__in=list(leaving)),
         failure="the ladder dropped it: a version left the ladder (bot retired, newer version, "
         "or benched) before it was played",
+        now=now, preset=ladder.tournament.preset, rules_key=ladder.rules_key,
     )
-    if dropped:  # a finished twin of a dropped match no longer counts (``void_pairs``)
-        ratings_request_refit(preset=ladder.tournament.preset, rules_key=ladder.rules_key)
 
 
 def _choose(

@@ -35,6 +35,7 @@ from arena.models import (
     TournamentStatus,
 )
 from arena.runtime.play import PlayedMatch
+from arena.services.failing import tournament_matches_failed
 from arena.services.queue import matches_waiting_in_broker, queue_matches
 from arena.services.ratings import ratings_request_refit
 from arena.services.tournaments import (
@@ -337,8 +338,7 @@ def match_fail(*, match_id: int, reason: str) -> bool:
         else:
             tournament_id = match.tournament_id
             transaction.on_commit(lambda: tournament_finish_if_done(tournament_id=tournament_id))
-            # its twin, if finished, no longer counts (``void_pairs``): the board is refitted
-            ratings_request_refit(preset=match.rules["preset"], rules_key=match.rules_key)
+            tournament_matches_failed(preset=match.rules["preset"], rules_key=match.rules_key)
     log.warning("match %s failed: %s", match_id, reason)
     return True
 

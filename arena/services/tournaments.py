@@ -28,8 +28,8 @@ from arena.models import (
     VersionStatus,
 )
 from arena.rulesets import requested_rules, rules_key
+from arena.services.failing import queued_matches_fail
 from arena.services.queue import queue_matches
-from arena.services.ratings import ratings_request_refit
 
 MAX_VERSIONS = 64
 MAX_PAIRS = 100
@@ -167,14 +167,11 @@ def tournament_cancel(*, tournament: Tournament, by: AbstractBaseUser) -> bool:
         if not cancelled:
             return False
         Ladder.objects.filter(tournament_id=tournament.pk).update(paused=True)
-        dropped = Match.objects.filter(
-            tournament_id=tournament.pk, status=MatchStatus.QUEUED
-        ).update(
-            status=MatchStatus.FAILED, finished_at=now,
+        queued_matches_fail(
+            matches=Match.objects.filter(tournament_id=tournament.pk),
             failure=f"cancelled by {by.get_username()} before it was played",
+            now=now, preset=tournament.preset, rules_key=tournament.rules_key,
         )
-        if dropped:  # a finished twin of a match dropped here no longer counts (``void_pairs``)
-            ratings_request_refit(preset=tournament.preset, rules_key=tournament.rules_key)
     return True
 
 
