@@ -169,7 +169,7 @@ images() {
         local_bases
     fi
     log "building the platform and bot-runtime images (docker compose build)"
-    DJANGO_SECRET_KEY=build nice -n 5 docker compose --progress quiet build
+    DJANGO_SECRET_KEY=build REDIS_PASSWORD=build nice -n 5 docker compose --progress quiet build
     write_env
 }
 

@@ -66,3 +66,26 @@ def test_compose_hands_every_setting_on_to_the_platform():
         environment = set(services[name]["environment"])
         missing = read_by_settings() - NOT_FOR_COMPOSE - environment
         assert sorted(missing) == [], f"compose's {name} service drops these from .env"
+
+
+def test_compose_redis_needs_its_password_and_evicts_nothing():
+    """Redis, the queue of matches, starts only with ``REDIS_PASSWORD`` (compose refuses to start
+    without it, as without ``DJANGO_SECRET_KEY``), every platform service's URL to it carries the
+    password, and its health check signs in; its memory is capped (``REDIS_MAXMEMORY``) and it
+    evicts nothing, since an evicting broker would drop queued matches' tasks. The running stack is
+    checked in ``tests/docker/test_compose.py``."""
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    required = "${REDIS_PASSWORD:?"
+    command = services["redis"]["command"]
+    assert command[0] == "redis-server"
+    options = dict(zip(command[1::2], command[2::2], strict=True))
+    assert options["--requirepass"].startswith(required)
+    assert options["--maxmemory"].startswith("${REDIS_MAXMEMORY:-")
+    assert options["--maxmemory-policy"] == "noeviction"
+    assert options["--appendonly"] == "yes"
+    assert services["redis"]["environment"]["REDISCLI_AUTH"].startswith(required)
+    for name in ("web", "worker", "beat"):
+        url = services[name]["environment"]["REDIS_URL"]
+        assert url.startswith("${MAIN_REDIS_URL:-redis://:" + required), name
+    readme = (ROOT / "README.md").read_text()
+    assert "\nREDIS_PASSWORD=$(" in readme and "MAIN_REDIS_URL=redis://:<REDIS_PASSWORD>@" in readme

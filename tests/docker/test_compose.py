@@ -3,7 +3,8 @@ replicas, beat, PostgreSQL and Redis. Two users upload bots over HTTP (validated
 Docker sandboxes the workers start through the engine), a round-robin plays through the REST API,
 one worker container dies in the middle (its main process SIGKILLed, as a crash would) and every
 match ends recorded exactly once; the leaderboard and a replay read back; ``docker compose down``
-leaves no container, network or volume of the project.
+leaves no container, network or volume of the project. Redis lets in only clients with its
+password (every service's URL carries it) and evicts nothing under its memory cap.
 
 The images come from ``make test-docker`` (``docker compose build`` with the bases it chose); the
 variables it passes (PYTHON_IMAGE, POSTGRES_IMAGE, ...) select them here. The stack's published
@@ -46,6 +47,22 @@ for line in sys.stdin:
     elif m["type"] == "turn":
         time.sleep(0.015)
         print(json.dumps({"id": m["id"], "action": m["legal"][-1]}), flush=True)
+"""
+
+#: Run in a platform container: the stack's Redis through the container's REDIS_URL, and what a
+#: client without the password, or with a wrong one, reads (raw replies: -NOAUTH, -WRONGPASS).
+REDIS_PROBE = """
+import json, os, socket, redis
+client = redis.Redis.from_url(os.environ["REDIS_URL"], decode_responses=True, socket_timeout=5)
+config = {}
+for name in ("maxmemory", "maxmemory-policy", "appendonly"):
+    config.update(client.config_get(name))
+found = {"ping": client.ping(), "config": config}
+for name, said in [("anonymous", b"PING\\r\\n"), ("wrong password", b"AUTH not-it\\r\\n")]:
+    with socket.create_connection(("redis", 6379), timeout=5) as sock:
+        sock.sendall(said)
+        found[name] = sock.recv(200).decode()
+print(json.dumps(found))
 """
 
 
@@ -123,6 +140,8 @@ def compose() -> Iterator[Compose]:
         **inherited,
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(32),
         "POSTGRES_PASSWORD": secrets.token_urlsafe(16),
+        "REDIS_PASSWORD": secrets.token_hex(16),
+        "REDIS_MAXMEMORY": "64mb",
         "PORT": f"127.0.0.1:{port}",
         "BOT_CACHE": str(cache),
         "DOCKER_SOCKET": _docker_socket(),
@@ -177,10 +196,28 @@ def _upload(stack: Compose, session: requests.Session, name: str, source: bytes)
     return version
 
 
+def _check_redis(stack: Compose) -> None:
+    """Redis refuses clients without its password, while web, the workers and beat (each through
+    its own REDIS_URL) sign in; it is healthy (its health check signs in too), capped at
+    REDIS_MAXMEMORY and evicts nothing; the password is in no service's log."""
+    redis_container = stack.run("ps", "-q", "redis").strip()
+    assert stack.docker("inspect", "--format", "{{.State.Health.Status}}",
+                        redis_container).strip() == "healthy"
+    for service in ("web", "worker", "beat"):
+        found = json.loads(stack.run("exec", "-T", service, "python", "-c", REDIS_PROBE))
+        assert found["ping"] is True, service
+        assert found["anonymous"].startswith("-NOAUTH"), found
+        assert found["wrong password"].startswith("-WRONGPASS"), found
+        assert found["config"] == {"maxmemory": str(64 * 2**20), "maxmemory-policy": "noeviction",
+                                   "appendonly": "yes"}
+    assert stack.env["REDIS_PASSWORD"] not in stack.run("logs", "--no-color")
+
+
 def test_compose_stack_plays_a_round_robin_through_a_worker_crash(compose: Compose):
     stack = compose
     workers = stack.run("ps", "-q", "worker").split()
     assert len(workers) == 2
+    _check_redis(stack)
     alice, bob = _user(stack, "alice"), _user(stack, "bob")
     slow = _upload(stack, alice, "slow", SLOW_BOT)
     first = _upload(stack, bob, "first", FIRST_BOT)
