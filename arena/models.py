@@ -190,16 +190,6 @@ class MatchStatus(models.TextChoices):
     FAILED = "failed"
 
 
-def platform_move_ms() -> int:
-    """The platform's move clock when a match is made (``ARENA_MOVE_MS``)."""
-    return settings.ARENA_MOVE_MS
-
-
-def platform_fixed_turns() -> bool:
-    """Whether the platform plays fixed-time turns when a match is made (``ARENA_FIXED_TURNS``)."""
-    return settings.ARENA_FIXED_TURNS
-
-
 class Match(models.Model):
     """One match: four seats (``MatchSeat`` rows), a seed, a rule set; its result once finished.
 
@@ -226,10 +216,6 @@ class Match(models.Model):
     reason = models.CharField(max_length=32, blank=True, default="")
     failure = models.TextField(blank=True, default="")
     play_ms = models.PositiveIntegerField(null=True, blank=True)
-    #: The clock the match is played with, fixed when it is made (``match_clock``): a worker
-    #: whose settings differ, or a re-queue after the operator changed them, plays it by these.
-    move_ms = models.PositiveIntegerField(default=platform_move_ms)
-    fixed_turns = models.BooleanField(default=platform_fixed_turns)
     created_at = models.DateTimeField(auto_now_add=True)
     #: When its task was last sent, or is due (a platform retry's, later): a match queued since
     #: well before now while no match task waits in the broker has lost its task.

@@ -63,12 +63,11 @@ def match_play(*, match_id: int) -> bool:
 
 
 def match_clock(*, match: Match) -> AnnouncedClock:
-    """The clock ``match`` is played with: the move clock and fixed-time turns it was made with
-    (``ARENA_MOVE_MS``, ``ARENA_FIXED_TURNS`` then), fixed-time for rated matches only: a
-    validation match rates no one."""
+    """The clock ``match`` is played with: the platform's move clock, and fixed-time turns
+    (``ARENA_FIXED_TURNS``) for rated matches only: a validation match rates no one."""
     return AnnouncedClock(
-        move_ms=match.move_ms,
-        fixed_turns=match.fixed_turns and match.kind != MatchKind.VALIDATION,
+        move_ms=settings.ARENA_MOVE_MS,
+        fixed_turns=settings.ARENA_FIXED_TURNS and match.kind != MatchKind.VALIDATION,
     )
 
 

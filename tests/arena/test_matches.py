@@ -316,24 +316,3 @@ def test_rated_matches_play_fixed_time_turns_where_the_operator_asks(alice, bob,
     assert match.play_ms >= decisions * 40, "every decision was held to the move clock"
     validation = BotVersion.objects.get(pk=a).validation_match
     assert stored_replay(validation)["clock"]["fixed_turns"] is False, "validation rates no one"
-
-
-def test_a_match_plays_by_the_clock_it_was_made_with(alice, bob, upload, settings):
-    """A worker whose settings differ (another host, or the operator changed them since) plays a
-    queued match by the clock set when the match was made."""
-    a = upload(alice, "rnd", RANDOM_BOT).json()["latest_version"]["id"]
-    b = upload(bob, "first", FIRST_BOT).json()["latest_version"]["id"]
-    settings.ARENA_MOVE_MS, settings.ARENA_FIXED_TURNS = 40, True
-    tournament = tournament_create(
-        created_by=alice, name="t", rules={"preset": "pollack"}, version_ids=[a, b], pairs=1
-    )
-    settings.ARENA_MOVE_MS, settings.ARENA_FIXED_TURNS = 1000, False  # the worker's own settings
-    first, second = tournament.matches.order_by("pk")[:2]
-    assert match_play(match_id=first.pk) is True
-    assert stored_replay(first)["clock"] == {
-        "hello_ms": 10_000, "move_ms": 40, "bank_ms": 60_000, "fixed_turns": True
-    }
-    Match.objects.filter(pk=second.pk).update(move_ms=700, fixed_turns=False)
-    assert match_play(match_id=second.pk) is True
-    assert stored_replay(second)["clock"]["move_ms"] == 700
-    assert stored_replay(second)["clock"]["fixed_turns"] is False
