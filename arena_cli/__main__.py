@@ -53,7 +53,7 @@ class WaitTimeout(Exception):
         self.status = status
         super().__init__(
             f"version {version_id} is still {status} after {timeout:g} s: "
-            "is a worker running? "
+            "the queue may be busy, or no worker is running; "
             f"`python -m arena_cli --server {server} status {version_id} --wait` to keep waiting "
             "(--timeout 0: for ever)"
         )
@@ -152,13 +152,16 @@ def _add_timeout(parser: argparse.ArgumentParser, when: str) -> None:
 
 
 def _seconds(text: str) -> float:
-    """A ``--timeout``: a number of seconds, 0 or more (``nan`` is not one)."""
+    """A ``--timeout``: 0 (wait for ever) or a finite number of seconds from 1 up; ``nan``,
+    ``inf`` and a positive number that would round to 0 are refused."""
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected seconds (0 or more), got {text!r}")
+    mantissa = text.lower().split("e")[0]
+    zero = value == 0 and not any(digit in mantissa for digit in "123456789")  # not 1e-400
+    if not (zero or 1 <= value < math.inf):
+        raise argparse.ArgumentTypeError(f"expected 0 or seconds from 1 up, got {text!r}")
     return value
 
 

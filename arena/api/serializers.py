@@ -153,7 +153,11 @@ class MatchSerializer(serializers.Serializer):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     seats = SeatSerializer(many=True)
-    replay = serializers.URLField(allow_null=True, help_text="set once the match has finished")
+    replay = serializers.URLField(
+        allow_null=True,
+        help_text="set once the match has finished; it answers 410 once the arena's retention "
+        "(ARENA_KEEP_REPLAYS_DAYS) deleted the replay",
+    )
 
 
 _DATETIME = serializers.DateTimeField()

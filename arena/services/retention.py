@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Q, Sum
+from django.db.models import Sum
 from django.db.models.functions import Length
 from django.utils import timezone
 
@@ -31,12 +31,13 @@ _DONE = (MatchStatus.FINISHED, MatchStatus.FAILED)
 
 @dataclass(frozen=True)
 class Pruned:
-    """What a run removed (or, in a dry run, would remove): counts and stored bytes."""
+    """What a run removed (or, in a dry run, would remove): counts, the replays' stored bytes
+    and the stderr tails' characters (text: as many bytes but for non-ASCII output)."""
 
     replays: int = 0
     replay_bytes: int = 0
     logs: int = 0
-    log_bytes: int = 0
+    log_chars: int = 0
 
 
 def _cutoff(days: int, now: datetime) -> datetime | None:
@@ -54,19 +55,23 @@ def _old_logs(cutoff: datetime):
     ).exclude(log="")
 
 
-def _stored_bytes(rows, field: str) -> int:
+def _stored_size(rows, field: str) -> int:
+    """The sum of ``field``'s lengths: bytes of binary, characters of text."""
     return rows.aggregate(n=Sum(Length(field)))["n"] or 0
 
 
 def _in_batches(rows, act) -> None:
-    """Apply ``act`` to the primary keys of ``rows``, ``BATCH`` at a time, each batch in its own
-    transaction; the query is read again for each batch, so rows that stop matching are left."""
+    """Apply ``act`` to the primary keys of ``rows``, ``BATCH`` at a time in key order, each
+    batch in its own transaction; each batch starts past the last one's keys, so a run reads each
+    row once however many it has already done. ``act`` must apply the same filter again."""
+    last = 0
     while True:
-        ids = list(rows.order_by("pk").values_list("pk", flat=True)[:BATCH])
+        ids = list(rows.filter(pk__gt=last).order_by("pk").values_list("pk", flat=True)[:BATCH])
         if not ids:
             return
         with transaction.atomic():
             act(ids)
+        last = ids[-1]
 
 
 def retention_prune(
@@ -81,15 +86,14 @@ def retention_prune(
     replay_cutoff, log_cutoff = _cutoff(replay_days, now), _cutoff(log_days, now)
     if replay_cutoff is not None:
         replays = _old_replays(replay_cutoff)
-        counted.update(replays=replays.count(), replay_bytes=_stored_bytes(replays, "data"))
+        counted.update(replays=replays.count(), replay_bytes=_stored_size(replays, "data"))
     if log_cutoff is not None:
         logs = _old_logs(log_cutoff)
-        counted.update(logs=logs.count(), log_bytes=_stored_bytes(logs, "log"))
+        counted.update(logs=logs.count(), log_chars=_stored_size(logs, "log"))
     if not dry_run:
         if replays is not None:
-            _in_batches(replays, lambda ids: Replay.objects.filter(pk__in=ids).delete())
+            _in_batches(replays, lambda ids: replays.filter(pk__in=ids).delete())
         if logs is not None:
-            _in_batches(logs, lambda ids: MatchSeat.objects.filter(
-                Q(pk__in=ids), ~Q(log="")).update(log=""))
+            _in_batches(logs, lambda ids: logs.filter(pk__in=ids).update(log=""))
     return Pruned(**counted)
 

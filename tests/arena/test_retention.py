@@ -18,7 +18,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from arena.models import Match, MatchKind, MatchSeat, MatchStatus, Replay
-from arena.runtime.cache import LOCK_NAME, cached_install, prune_idle
+from arena.runtime.cache import LOCK_NAME, STARTED_NAME, cached_install, prune_idle
 from arena.services.bots import builtin_bots_ensure
 from arena.services.retention import retention_prune
 from arena.tasks import prune_old_data
@@ -67,7 +67,7 @@ def test_old_replays_go_and_young_ones_and_results_stay():
 def test_old_stderr_tails_are_cleared_and_young_ones_kept():
     old, young = match_finished(8), match_finished(2)
     pruned = retention_prune(replay_days=0, log_days=7)
-    assert (pruned.logs, pruned.log_bytes) == (4, 16)
+    assert (pruned.logs, pruned.log_chars) == (4, 16)
     assert logs(old) == {""} and logs(young) == {"tail"}
     assert has_replay(old)  # replays kept for ever (0 days)
 
@@ -134,6 +134,7 @@ def test_the_match_page_says_the_replay_was_deleted(client, settings):
 @pytest.mark.django_db
 def test_the_command_reports_and_overrides_the_settings(settings, tmp_path):
     settings.ARENA_KEEP_REPLAYS_DAYS, settings.ARENA_BOT_CACHE = 0, tmp_path / "bots"
+    pruned_before(tmp_path / "bots")
     old = match_finished(40)
     out = StringIO()
     call_command("prune", "--replays-days", "30", "--dry-run", stdout=out)
@@ -162,7 +163,26 @@ def aged(folder: Path, days: float) -> None:
     os.utime(folder, (then, then))
 
 
+def pruned_before(cache: Path) -> Path:
+    """``cache`` as after its first prune (which touches every folder and removes none)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / STARTED_NAME).touch()
+    return cache
+
+
+def test_the_first_prune_of_a_cache_only_starts_the_clock(tmp_path):
+    """Before this version no use touched a folder, so its age is its install's: the first prune
+    counts every folder as used now, and removes it only once it is idle from then on."""
+    bot = install_cached(tmp_path, b"print('old')\n")
+    aged(bot.folder, 100)
+    first = prune_idle(tmp_path / "cache", idle_days=14)
+    assert first.started and first.folders == 0 and bot.folder.is_dir()
+    assert time.time() - bot.folder.stat().st_mtime < 60
+    assert prune_idle(tmp_path / "cache", idle_days=14, now=time.time() + 15 * DAY).folders == 1
+
+
 def test_a_bot_folder_unused_for_days_leaves_and_comes_back_when_it_plays(tmp_path):
+    pruned_before(tmp_path / "cache")
     idle = install_cached(tmp_path, b"print('idle')\n")
     used = install_cached(tmp_path, b"print('used')\n")
     aged(idle.folder, 15)
@@ -176,6 +196,7 @@ def test_a_bot_folder_unused_for_days_leaves_and_comes_back_when_it_plays(tmp_pa
 
 
 def test_every_use_counts_as_recent(tmp_path):
+    pruned_before(tmp_path / "cache")
     bot = install_cached(tmp_path, b"print('x')\n")
     aged(bot.folder, 30)
     install_cached(tmp_path, b"print('x')\n")  # found in this process's memory: still touched
@@ -184,11 +205,11 @@ def test_every_use_counts_as_recent(tmp_path):
 
 
 def test_only_bot_folders_and_old_leftovers_are_removed(tmp_path):
-    cache = tmp_path / "cache"
+    cache = pruned_before(tmp_path / "cache")
     keep = [cache / ".docker-seats", cache / "not-a-bot", cache / f".{'a' * 64}.partial-7"]
     old_partial = cache / f".{'b' * 64}.zip.partial-9"
     for folder in [*keep, old_partial]:
-        folder.mkdir(parents=True)
+        folder.mkdir()
         (folder / "f").write_bytes(b"12345")
     for folder in keep[:2]:
         aged(folder, 100)
@@ -198,6 +219,7 @@ def test_only_bot_folders_and_old_leftovers_are_removed(tmp_path):
 
 
 def test_a_prune_waits_for_no_one_and_never_removes_under_another_prune(tmp_path):
+    pruned_before(tmp_path / "cache")
     bot = install_cached(tmp_path, b"print('y')\n")
     aged(bot.folder, 30)
     holder = subprocess.Popen(
@@ -266,13 +288,82 @@ def test_a_worker_prunes_its_cache_as_it_plays(alice, upload, settings, monkeypa
 
     settings.ARENA_KEEP_BOT_CACHE_DAYS = 14
     version = BotVersion.objects.get(pk=upload(alice, "p").json()["latest_version"]["id"])
-    stale = settings.ARENA_BOT_CACHE / ("c" * 64 + ".py")
-    stale.mkdir(parents=True)
+    stale = pruned_before(settings.ARENA_BOT_CACHE) / ("c" * 64 + ".py")
+    stale.mkdir()
     aged(stale, 20)
     monkeypatch.setattr("arena.runtime.cache._last_prune", {})
-    version_spec(version=version)
+    version_spec(version=version)  # prunes in the background: the match does not wait for it
+    deadline = time.monotonic() + 30
+    while stale.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not stale.exists()
     stale.mkdir()
     aged(stale, 20)
     version_spec(version=version)  # within the hour: not again
+    time.sleep(0.5)
     assert stale.is_dir()
+
+
+PRUNER = """
+import sys, time
+from pathlib import Path
+from arena.runtime.cache import prune_idle
+start = float(sys.argv[2])
+while time.time() < start:
+    time.sleep(0.001)
+total = 0
+for _ in range(20):
+    total += prune_idle(Path(sys.argv[1]), idle_days=14).folders
+print(total)
+"""
+
+
+def test_prunes_running_at_once_never_fail_and_remove_each_folder_once(tmp_path):
+    """Several worker processes prune the same cache together: none raises (a prune's error
+    would fail the match that started it), and each idle folder is removed and counted once."""
+    cache = pruned_before(tmp_path / "cache")
+    for i in range(60):
+        folder = cache / f"{i:064x}.zip"
+        (folder / "sub").mkdir(parents=True)
+        for j in range(20):
+            (folder / "sub" / f"f{j}").write_bytes(b"x" * 100)
+        aged(folder, 30)
+    start = str(time.time() + 1.0)
+    procs = [subprocess.Popen([sys.executable, "-c", PRUNER, str(cache), start],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], [err for _, err in outs]
+    assert sum(int(out) for out, _ in outs) == 60
+    assert sorted(e.name for e in cache.iterdir()) == sorted([STARTED_NAME, LOCK_NAME])
+
+
+def test_a_worker_of_another_user_can_share_a_cache_an_operator_pruned(tmp_path, monkeypatch):
+    """An operator's ``manage.py prune`` (say as root, umask 077) makes the lock file: it is
+    readable by every user and a worker opens it read-only, so a worker running as another user
+    can take the shared lock; a folder that user may not touch is used as it is."""
+    source = b"print('shared')\n"
+    bot = install_cached(tmp_path, source)
+    (tmp_path / "cache" / LOCK_NAME).unlink()
+    old = os.umask(0o077)
+    try:
+        prune_idle(tmp_path / "cache", idle_days=14)
+    finally:
+        os.umask(old)
+    assert (tmp_path / "cache" / LOCK_NAME).stat().st_mode & 0o777 == 0o644
+    opened = []
+    real_open = os.open
+
+    def recording_open(path, flags, *args):
+        opened.append((Path(path).name, flags & (os.O_WRONLY | os.O_RDWR)))
+        return real_open(path, flags, *args)
+
+    def refused(*args, **kwargs):
+        raise PermissionError("not this user's folder")
+
+    monkeypatch.setattr(os, "open", recording_open)
+    monkeypatch.setattr(os, "utime", refused)
+    again = install_cached(tmp_path, source)
+    assert again.folder == bot.folder
+    assert (LOCK_NAME, 0) in opened and all(flags == 0 for name, flags in opened
+                                            if name == LOCK_NAME)

@@ -50,24 +50,34 @@ class Command(BaseCommand):
         dry = opts["dry_run"]
         pruned = retention_prune(replay_days=replay_days, log_days=log_days, dry_run=dry)
         verb = "would delete" if dry else "deleted"
-        self.stdout.write(_line("replays", verb, pruned.replays, pruned.replay_bytes, replay_days))
-        self.stdout.write(_line("stderr tails", verb, pruned.logs, pruned.log_bytes, log_days))
-        if dry or not cache_days:
+        self.stdout.write(_line("replays", verb, pruned.replays, _mib(pruned.replay_bytes),
+                                replay_days))
+        self.stdout.write(_line("stderr tails", verb, pruned.logs,
+                                f"{pruned.log_chars:,} characters", log_days))
+        cache_dir = settings.ARENA_BOT_CACHE
+        if not cache_dir.is_dir():
+            self.stdout.write(f"bot cache {cache_dir}: none on this host")
+        elif dry or not cache_days:
             why = "dry run" if dry else "kept for ever"
-            self.stdout.write(f"bot cache {settings.ARENA_BOT_CACHE}: not pruned ({why})")
-            return
-        cache = prune_idle(settings.ARENA_BOT_CACHE, idle_days=cache_days)
-        self.stdout.write(
-            f"bot cache {settings.ARENA_BOT_CACHE}: removed {cache.folders} folders "
-            f"({_mib(cache.bytes)}) unused for {cache_days} days"
-        )
+            self.stdout.write(f"bot cache {cache_dir}: not pruned ({why})")
+        else:
+            self.stdout.write(_cache_line(cache_dir, prune_idle(cache_dir, idle_days=cache_days),
+                                          cache_days))
+
+
+def _cache_line(cache_dir, cache, days: int) -> str:
+    if cache.started:
+        return (f"bot cache {cache_dir}: first prune, every folder counts as used today "
+                f"(removed from {days} days on if no match uses it)")
+    return (f"bot cache {cache_dir}: removed {cache.folders} folders ({_mib(cache.bytes)}) "
+            f"unused for {days} days")
 
 
 def _setting(option: int | None, configured: int) -> int:
     return configured if option is None else option
 
 
-def _line(what: str, verb: str, count: int, size: int, days: int) -> str:
+def _line(what: str, verb: str, count: int, size: str, days: int) -> str:
     if not days:
         return f"{what}: kept for ever (0 days)"
-    return f"{what}: {verb} {count} ({_mib(size)}) of matches finished over {days} days ago"
+    return f"{what}: {verb} {count} ({size}) of matches finished over {days} days ago"

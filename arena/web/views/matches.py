@@ -67,4 +67,4 @@ def _logs_deleted_note(match: Match) -> str:
         return ""
     if match.finished_at >= timezone.now() - timedelta(days=days):
         return ""
-    return f"(stderr tails are deleted {days} days after a match finishes)"
+    return f"(empty, or deleted: stderr tails are kept {days} days after a match finishes)"
