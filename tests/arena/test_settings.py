@@ -55,7 +55,9 @@ def test_no_settings_means_sqlite_and_the_filesystem_broker(tmp_path):
     assert found["options"]["data_folder_in"] == str(tmp_path / "broker" / "queue")
     assert (tmp_path / "broker" / "queue").is_dir()
     assert found["acks_late"] and found["reject"] and found["prefetch"] == 1
-    assert found["beat"] == ["ladder-tick", "run-due-schedules", "sweep-stuck-matches"]
+    assert found["beat"] == [
+        "ladder-tick", "prune-old-data", "run-due-schedules", "sweep-stuck-matches"
+    ]
 
 
 def test_urls_switch_to_postgres_and_redis(tmp_path):
