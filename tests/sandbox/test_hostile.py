@@ -26,6 +26,7 @@ from tests.sandbox.helpers import (
     hello,
     nothing_runs,
     python_bot,
+    referee_keeps_up,
     seat_pids,
     seats_outweigh_the_host,
     turn,
@@ -77,7 +78,7 @@ def test_fork_bomb_times_out_and_does_not_starve_another_seat(run_boxed):
                 pass
     """)
     favour(bomb)  # its CPU, not this busy machine's load, must run its clock out
-    with seats_outweigh_the_host(bomb):
+    with seats_outweigh_the_host(bomb), referee_keeps_up():
         fault = fault_of(lambda: bomb.turn(turn(1)), MOVE_S)
     assert fault.kind == "timeout"
     assert "move_ms=500" in fault.detail
@@ -101,7 +102,7 @@ def test_memory_bomb_crashes(run_boxed):
 def test_busy_loop_times_out(run_boxed):
     session = started(run_boxed, "while True:\n    pass")
     favour(session)  # its CPU, not this busy machine's load, must run its clock out
-    with seats_outweigh_the_host(session):
+    with seats_outweigh_the_host(session), referee_keeps_up():
         fault = fault_of(lambda: session.turn(turn(1)), MOVE_S)
     assert fault.kind == "timeout"
     assert fault.detail.startswith("no reply to turn 1 within move_ms=500 (host: wall_s=")
