@@ -16,7 +16,10 @@ CPU); the threads of the tree counted are those seen when the meter started, plu
 (their CPU counts, their waiting does not: a fork cannot buy time). The tree's processes are
 read from the seat's cgroup at every check when it has one (one file); otherwise they are looked
 up (a scan of /proc) until the bot has answered ``hello``, then kept: a process forked later is not
-seen, which can only make the clock stricter (its waiting is never credited). Only slow
+seen, which only makes the clock stricter (its waiting is never credited), except that before
+the clock takes a seat for a starved one the tree is looked up again (``look_again``), so
+that children it forked cannot keep its first process off the CPU and pass for a busy host (a
+``PlatformTimeout`` voids the match once it is played again). Only slow
 decisions pay for this: the meter starts ``LAZY_S`` after the request (the first ``LAZY_S`` are
 charged as wall time; half of ``hello_ms`` for ``hello``), so a quick reply costs no ``/proc`` read
 at all; the tree's first lookup (a /proc scan) is paid once per seat, at its first slow decision.
@@ -222,6 +225,18 @@ class DecisionMeter:
         charged = unmetered + max(cpu, (now - self._metered_at) - waited)
         self.last = {"wall_s": wall, "cpu_s": cpu, "waited_s": waited, "charged_s": charged}
         return charged
+
+    def look_again(self) -> bool:
+        """Where the tree is kept between checks (no cgroup, past ``hello``), look it up again: True
+        when it holds processes not counted so far, whose CPU (not their waiting) then counts at
+        the next ``charged``. A scan of /proc: only for a seat about to be taken for starved."""
+        if self.rescan or self.members is not None or self._base is None:
+            return False
+        found = self._lookup()
+        if set(found) <= set(self._pids):
+            return False
+        self._pids = found
+        return True
 
     def _lookup(self) -> list[int]:
         """The seat's processes: its cgroup's members (and the root) if known, else a /proc scan."""

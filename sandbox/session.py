@@ -260,9 +260,12 @@ class BotSession:
             if meter.begin_metering() and self.match_seats is not None and self.seat is not None:
                 self.match_seats.begin(self.seat)  # the others' CPU, from now on
             charged = meter.charged()
+            now = time.monotonic()
+            due = charged >= limit_s or now >= backstop
+            if due and meter.starved_now(limit_s) and meter.look_again():
+                charged = meter.charged()  # processes forked since hello: the seat's own CPU
             if charged >= limit_s and not meter.starved_now(limit_s):
                 self._raise("timeout", f"{timeout_detail} ({meter.describe()})")
-            now = time.monotonic()
             if now >= backstop:
                 self._channel.drain(0)
                 self._blame_starver(limit_s, what)

@@ -44,6 +44,23 @@ def python_bot(on_turn: str = 'send({"id": m["id"], "action": m["legal"][0]})',
     )
 
 
+#: A bot whose first decision is slow but legal (so the clock looks up its process tree and,
+#: without a seat cgroup, keeps it) and whose second forks 24 busy children and spins: children
+#: the kept tree does not hold, which keep its first process off the CPU.
+STARVES_ITSELF = python_bot(on_turn="""
+    if m["id"] == 1:
+        time.sleep(0.1)
+        send({"id": m["id"], "action": m["legal"][0]})
+        continue
+    for _ in range(24):
+        if os.fork() == 0:
+            while True:
+                pass
+    while True:
+        pass
+""")
+
+
 def hello(**extra: Any) -> dict[str, Any]:
     return {"type": "hello", "protocol": 1, "seat": 0, "team": 0, "match": "m-test",
             "clock": FAST.as_message(), **extra}

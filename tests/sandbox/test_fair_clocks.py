@@ -18,7 +18,14 @@ import pytest
 
 from sandbox import BotFault, BotSession, Clock, TrustedProgram, TrustedRunner, open_session
 from sandbox.clocks import BACKSTOP_FACTOR, PlatformTimeout, task_times, tree_pids
-from tests.sandbox.helpers import favour, hello, python_bot, referee_keeps_up, turn
+from tests.sandbox.helpers import (
+    STARVES_ITSELF,
+    favour,
+    hello,
+    python_bot,
+    referee_keeps_up,
+    turn,
+)
 
 MOVE_MS = 500
 CLOCK = Clock(hello_ms=10_000, move_ms=MOVE_MS, bank_ms=60_000)
@@ -165,3 +172,17 @@ def test_a_starved_bot_in_bwrap_does_not_lose_on_time(run_in_bwrap, hogs):
     except PlatformTimeout:  # the host was busier still: the platform's failure, not the bot's
         return
     assert session.moves_ms[-1] > MOVE_MS and session.fault is None
+
+
+def test_children_forked_on_turn_cannot_pass_their_cpu_for_a_busy_host(start):
+    """A seat whose tree is kept (no cgroup) forks busy children on its turn, which keep its
+    first process off the CPU: at the backstop the clock looks the tree up again and charges
+    their CPU, so it is the bot's timeout, not the platform's (which voids the match once it is
+    played again). Under bwrap: ``test_hostile``."""
+    session = start(STARVES_ITSELF)
+    assert session.turn(turn(1)) == "play TH"
+    started = time.monotonic()
+    with pytest.raises(BotFault) as raised:
+        session.turn(turn(2))
+    assert raised.value.kind == "timeout", raised.value
+    assert time.monotonic() - started < MOVE_MS / 1000 * BACKSTOP_FACTOR + 1.0

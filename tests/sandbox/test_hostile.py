@@ -18,10 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import BotFault, BotSession, Clock, Limits
+from sandbox import BotFault, BotSession, Clock, Limits, open_session
+from sandbox.clocks import BACKSTOP_FACTOR
+from sandbox.runners.bwrap import BwrapRunner
 from sandbox.session import CLOSE_GRACE_S
 from tests.sandbox.helpers import (
     FAST,
+    STARVES_ITSELF,
     favour,
     hello,
     nothing_runs,
@@ -85,6 +88,20 @@ def test_fork_bomb_times_out_and_does_not_starve_another_seat(run_boxed):
     # RLIMIT_NPROC of the seat's uid (bwrap), the container's pids cgroup (Docker)
     assert len(seat_pids(bomb)) <= Limits().processes + 2
     assert victim.turn(turn(1)) == "play 9H"  # its own uid, its own process budget
+
+
+def test_busy_children_are_charged_to_a_seat_without_a_cgroup(bwrap, make_bot):
+    """Under bwrap on a host with no seat cgroups the clock keeps the tree it found at the first
+    slow decision; children forked later that keep the bot's first process off the CPU are
+    found at the backstop and their CPU charged: the bot's timeout, not ``PlatformTimeout``
+    (the match played again, then void)."""
+    runner = BwrapRunner(cgroups=False, uid_pool=bwrap.uid_pool)
+    with open_session(runner, make_bot(STARVES_ITSELF), FAST) as session:
+        session.hello(hello())
+        assert session.turn(turn(1)) == "play TH"
+        fault = fault_of(lambda: session.turn(turn(2)), MOVE_S * BACKSTOP_FACTOR)
+        assert fault.kind == "timeout"
+    assert nothing_runs(session)
 
 
 def test_memory_bomb_crashes(run_boxed):
