@@ -58,8 +58,9 @@ class TaskTimes:
 
 
 def tree_pids(root: int, uid: int | None = None) -> list[int]:
-    """``root`` and its live descendants, found through every ``/proc/<pid>/stat``'s parent pid
-    (a scan of /proc; only processes owned by ``uid`` or root are read when it is given)."""
+    """``root`` and its descendants, zombies included (a leader that exited alone may have live
+    threads), found through every ``/proc/<pid>/stat``'s parent pid (a scan of /proc; only
+    processes owned by ``uid`` or root are read when it is given)."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -72,7 +73,7 @@ def tree_pids(root: int, uid: int | None = None) -> list[int]:
         except OSError:
             continue
         fields = text[text.rfind(b")") + 2 :].split()
-        if fields and fields[0] != b"Z":
+        if fields:  # a zombie too: a leader that exited alone leaves its other threads running
             parents[int(entry)] = int(fields[1])
     found, frontier = [root], [root]
     while frontier:
@@ -99,6 +100,8 @@ def task_times(pids: list[int], states: list[tuple[int, int]] | None = None) -> 
                 return None
             try:
                 parts = os.read(fd, 128).split()
+            except OSError:  # the thread exited between the open and the read (ESRCH)
+                continue
             finally:
                 os.close(fd)
             if len(parts) < 2:
@@ -109,6 +112,52 @@ def task_times(pids: list[int], states: list[tuple[int, int]] | None = None) -> 
             if states is not None and _runnable(pid, tid):
                 states.append(key)
     return times
+
+
+def process_cpu(pids: list[int]) -> float:
+    """CPU seconds of ``pids`` with everything they ever ran: exited threads and the children
+    they reaped (``utime + stime + cutime + cstime`` of ``/proc/<pid>/stat``, clock ticks)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                text = stat.read()
+        except OSError:
+            continue
+        fields = text[text.rfind(b")") + 2 :].split()
+        if len(fields) > 14:
+            ticks += sum(int(value) for value in fields[11:15])
+    return ticks / _CLK_TCK
+
+
+def lowered_priority(pids: list[int]) -> bool:
+    """A thread of ``pids`` runs at a lower priority than this worker gave it: a higher nice, or
+    the batch or idle policy it does not have itself, or a session group (autogroup) niced up.
+    Such a seat made itself easy to starve: the host is not to blame for its wait."""
+    own_nice = os.getpriority(os.PRIO_PROCESS, 0)
+    own_policy = os.sched_getscheduler(0)
+    weak = {os.SCHED_BATCH, os.SCHED_IDLE} - {own_policy}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/autogroup", "rb") as group:
+                if int(group.read().split()[-1]) > 0:
+                    return True
+        except (OSError, ValueError, IndexError):
+            pass
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat", "rb") as stat:
+                    text = stat.read()
+            except OSError:
+                continue
+            fields = text[text.rfind(b")") + 2 :].split()
+            if len(fields) > 38 and (int(fields[16]) > own_nice or int(fields[38]) in weak):
+                return True
+    return False
 
 
 def _runnable(pid: int, tid: str) -> bool:
@@ -150,10 +199,18 @@ class DecisionMeter:
     reply; ``charged_cheap()`` at a reply."""
 
     def __init__(
-        self, root: int, uid: int | None = None, members: Callable[[], list[int]] | None = None
+        self,
+        root: int,
+        uid: int | None = None,
+        members: Callable[[], list[int]] | None = None,
+        total_cpu: Callable[[], float | None] | None = None,
     ) -> None:
         self.root = root
         self.uid = uid
+        #: CPU of everything that ever ran in the seat (its cgroup's count), if known: else the
+        #: processes' own counts (``process_cpu``) stand for it.
+        self.total_cpu = total_cpu
+        self._base_total = 0.0
         #: The seat's processes read cheaply (its cgroup's ``cgroup.procs``), if it has a cgroup:
         #: then they are looked up at every check, forks included.
         self.members = members
@@ -199,8 +256,19 @@ class DecisionMeter:
         if self.rescan or self.members is not None or not self._pids:
             self._pids = self._lookup()
         self._base = task_times(self._pids)
+        self._base_total = self._seat_cpu()
         self._host = host_state()
         return True
+
+    def _seat_cpu(self) -> float:
+        """The seat's cumulative CPU: its cgroup's count where there is one, else its processes'
+        (exited threads and reaped children included)."""
+        total = self.total_cpu() if self.total_cpu is not None else None
+        return total if total is not None else process_cpu(self._pids)
+
+    def lowered_priority(self) -> bool:
+        """The seat lowered its own scheduling priority (``lowered_priority``)."""
+        return lowered_priority(self._lookup() if self._base is not None else [self.root])
 
     def charged(self, *, rescan: bool = True) -> float:
         """The seconds charged to the bot so far in this decision (see the module's docstring);
@@ -220,6 +288,9 @@ class DecisionMeter:
             return wall
         base = self._base
         cpu = sum(v - base.cpu.get(k, 0.0) for k, v in times.cpu.items())
+        # Threads and processes that exited since the baseline took their schedstat with them:
+        # the cumulative count keeps their CPU (a bot cannot hide work in short-lived tasks).
+        cpu = max(cpu, self._seat_cpu() - self._base_total)
         waited = sum(v - base.waited[k] for k, v in times.waited.items() if k in base.waited)
         unmetered = self._metered_at - self.started  # charged as wall time
         charged = unmetered + max(cpu, (now - self._metered_at) - waited)

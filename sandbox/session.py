@@ -53,7 +53,10 @@ class BotSession:
         self._platform_fault: PlatformTimeout | None = None
         cgroup = getattr(process, "cgroup", None)
         self._meter = DecisionMeter(
-            process.pid, process.host_uid, cgroup.pids if cgroup is not None else None
+            process.pid,
+            process.host_uid,
+            cgroup.pids if cgroup is not None else None,
+            cgroup.cpu_seconds if cgroup is not None else None,
         )
         self._closed = False
         self._greeted = False
@@ -268,6 +271,12 @@ class BotSession:
                 self._raise("timeout", f"{timeout_detail} ({meter.describe()})")
             if now >= backstop:
                 self._channel.drain(0)
+                if meter.lowered_priority():
+                    self._raise(
+                        "timeout",
+                        f"{timeout_detail}: the bot lowered its own scheduling priority (nice, "
+                        f"policy or session group) and was kept off the CPU ({meter.describe()})",
+                    )
                 self._blame_starver(limit_s, what)
                 self._platform_fault = PlatformTimeout(
                     f"{what}: the host kept the bot off the CPU: {charged * 1000:.0f} ms of its "

@@ -223,7 +223,7 @@ def test_without_a_cgroup_the_live_threads_are_read(tmp_path: Path):
     seats = MatchSeats()
     sessions: list[BotSession] = []
     try:
-        for number, (source, nice) in enumerate(((THINKER, 19), (THREAD_BURNER, -20))):
+        for number, (source, nice) in enumerate(((THINKER, 0), (THREAD_BURNER, -20))):
             path = tmp_path / f"bot{number}.py"
             path.write_text(source)
             session = open_session(
