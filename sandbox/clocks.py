@@ -1,7 +1,9 @@
 """Fair move clocks: what a decision costs the bot, whatever else the worker is doing.
 
 A decision's *charged* time is ``max(cpu, wall - waited)`` over the seat's process tree, where
-``cpu`` is the CPU time all its threads used and ``waited`` the time its threads spent runnable
+``cpu`` is the CPU time all its threads used (the larger of the live threads' sum and the seat's
+cumulative count, which keeps the CPU of threads and processes that have exited: the seat's
+cgroup's, else ``process_cpu``) and ``waited`` the time its threads spent runnable
 but waiting for a CPU that something else held (the scheduler's run delay, per thread, from
 ``/proc/<pid>/task/<tid>/schedstat``). So computing costs its CPU time, sleeping or blocking costs
 wall time, and being kept off the CPU by a busy worker costs nothing. The clock runs out when the
@@ -9,7 +11,9 @@ charged time reaches the limit (the bot's ``timeout``); a wall-clock backstop of
 ``BACKSTOP_FACTOR`` times the limit ends a decision that the host starved: then, if the charged
 time is still under the limit, the timeout is the platform's (``PlatformTimeout``: the match is
 played again), never the bot's, unless another seat of the match burned CPU between its turns
-meanwhile: then that seat forfeits (``sandbox.starvation``).
+meanwhile: then that seat forfeits (``sandbox.starvation``), or unless the seat lowered its own
+scheduling priority (``lowered_priority``): a seat that made itself easy to starve cannot blame
+the host.
 
 Invariants: ``charged <= wall`` is not assumed (a bot with many busy threads is charged all their
 CPU); the threads of the tree counted are those seen when the meter started, plus any found later
