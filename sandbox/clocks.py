@@ -118,17 +118,23 @@ def task_times(pids: list[int], states: list[tuple[int, int]] | None = None) -> 
     return times
 
 
+def _stat_fields(path: str) -> list[bytes]:
+    """The fields of a ``/proc`` ``stat`` file after the command name (the state first), or []
+    where the process or thread is gone."""
+    try:
+        with open(path, "rb") as stat:
+            text = stat.read()
+    except OSError:
+        return []
+    return text[text.rfind(b")") + 2 :].split()
+
+
 def process_cpu(pids: list[int]) -> float:
     """CPU seconds of ``pids`` with everything they ever ran: exited threads and the children
     they reaped (``utime + stime + cutime + cstime`` of ``/proc/<pid>/stat``, clock ticks)."""
     ticks = 0
     for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as stat:
-                text = stat.read()
-        except OSError:
-            continue
-        fields = text[text.rfind(b")") + 2 :].split()
+        fields = _stat_fields(f"/proc/{pid}/stat")
         if len(fields) > 14:
             ticks += sum(int(value) for value in fields[11:15])
     return ticks / _CLK_TCK
@@ -153,12 +159,7 @@ def lowered_priority(pids: list[int]) -> bool:
         except OSError:
             continue
         for tid in tids:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/stat", "rb") as stat:
-                    text = stat.read()
-            except OSError:
-                continue
-            fields = text[text.rfind(b")") + 2 :].split()
+            fields = _stat_fields(f"/proc/{pid}/task/{tid}/stat")
             if len(fields) > 38 and (int(fields[16]) > own_nice or int(fields[38]) in weak):
                 return True
     return False
@@ -166,12 +167,7 @@ def lowered_priority(pids: list[int]) -> bool:
 
 def _runnable(pid: int, tid: str) -> bool:
     """Whether the thread is running or waiting for a CPU now (state ``R``)."""
-    try:
-        with open(f"/proc/{pid}/task/{tid}/stat", "rb") as stat:
-            text = stat.read()
-    except OSError:
-        return False
-    return text[text.rfind(b")") + 2 : text.rfind(b")") + 3] == b"R"
+    return _stat_fields(f"/proc/{pid}/task/{tid}/stat")[:1] == [b"R"]
 
 
 def host_state() -> dict[str, float]:
