@@ -72,11 +72,9 @@ def tree_pids(root: int, uid: int | None = None) -> list[int]:
         try:
             if uid is not None and os.stat(f"/proc/{entry}").st_uid not in (uid, 0):
                 continue
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                text = stat.read()
         except OSError:
             continue
-        fields = text[text.rfind(b")") + 2 :].split()
+        fields = _stat_fields(f"/proc/{entry}/stat")
         if fields:  # a zombie too: a leader that exited alone leaves its other threads running
             parents[int(entry)] = int(fields[1])
     found, frontier = [root], [root]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Iterator
@@ -44,14 +46,17 @@ def python_bot(on_turn: str = 'send({"id": m["id"], "action": m["legal"][0]})',
     )
 
 
-#: A bot whose first decision is slow but legal (so the clock looks up its process tree and,
-#: without a seat cgroup, keeps it) and whose second forks 24 busy children and spins: children
-#: the kept tree does not hold, which keep its first process off the CPU.
-STARVES_ITSELF = python_bot(on_turn="""
+#: The start of an ``on_turn``: turn 1 is slow but legal, so that the clock looks up the seat's
+#: process tree (and, without a seat cgroup, keeps it); what follows runs from turn 2.
+SLOW_FIRST_TURN = """
     if m["id"] == 1:
         time.sleep(0.1)
         send({"id": m["id"], "action": m["legal"][0]})
         continue
+"""
+#: A bot whose second decision forks 24 busy children and spins: children the kept tree does
+#: not hold, which keep its first process off the CPU.
+STARVES_ITSELF = python_bot(on_turn=SLOW_FIRST_TURN + """
     for _ in range(24):
         if os.fork() == 0:
             while True:
@@ -192,6 +197,24 @@ def favour(session: BotSession) -> None:
             pytest.skip("raising a priority needs root")
         except (FileNotFoundError, ProcessLookupError):  # no autogroups, or the process ended
             pass
+
+
+@contextlib.contextmanager
+def busy_host_processes(count: int, core: int) -> Iterator[list[subprocess.Popen]]:
+    """``count`` busy host processes pinned to ``core``, each in a session (so a scheduling
+    group) of its own, as a seat is; killed afterwards."""
+    procs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True,
+                         preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+        for _ in range(count)
+    ]
+    time.sleep(0.2)
+    try:
+        yield procs
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ from sandbox import BotFault, BotSession, Clock, TrustedProgram, TrustedRunner, 
 from sandbox.clocks import BACKSTOP_FACTOR, PlatformTimeout, task_times, tree_pids
 from tests.sandbox.helpers import (
     STARVES_ITSELF,
+    busy_host_processes,
     favour,
     hello,
     python_bot,
@@ -48,18 +49,8 @@ pytestmark = pytest.mark.skipif(
 def hog_processes() -> Iterator[list[subprocess.Popen]]:
     """Four busy processes pinned to the last core (``HOG_CORE``), each in a session (so a
     scheduling group) of its own, as a seat is: the bot gets at most a fifth of the core."""
-    procs = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True,
-                         preexec_fn=lambda: os.sched_setaffinity(0, {HOG_CORE}))
-        for _ in range(4)
-    ]
-    time.sleep(0.2)
-    try:
+    with busy_host_processes(4, HOG_CORE) as procs:
         yield procs
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
 
 
 HOG_CORE = max(os.sched_getaffinity(0))

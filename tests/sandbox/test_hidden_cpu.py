@@ -7,8 +7,7 @@ these passed as the host's failure, or went uncharged, before the fixes they cam
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+import textwrap
 import time
 from collections.abc import Iterator
 
@@ -17,53 +16,56 @@ import pytest
 from sandbox import BotFault, Clock, open_session
 from sandbox.clocks import BACKSTOP_FACTOR, task_times, tree_pids
 from sandbox.runners.bwrap import BwrapRunner
-from tests.sandbox.helpers import FAST, hello, nothing_runs, python_bot, turn
+from tests.sandbox.helpers import (
+    FAST,
+    SLOW_FIRST_TURN,
+    busy_host_processes,
+    hello,
+    nothing_runs,
+    python_bot,
+    turn,
+)
 
 pytestmark = pytest.mark.skipif(
     task_times([os.getpid()]) is None, reason="this kernel gives no per-thread schedstat"
 )
 
-#: Turn 1 is slow but legal, so that the clock looks up the seat's tree (and, with no cgroup,
-#: keeps it); the attack is on turn 2.
-_SLOW_FIRST = """
-    if m["id"] == 1:
-        time.sleep(0.1)
-        send({"id": m["id"], "action": m["legal"][0]})
-        continue
-"""
-#: A child forks a chain of 20 ms busy grandchildren and reaps each; the bot's own process,
-#: pinned to the same core at nice 19, spins: its CPU is small, the work is in tasks that exit.
-HIDES_CPU_IN_SHORT_TASKS = python_bot(on_turn=_SLOW_FIRST + """
+
+
+def _starves_its_first_process(child: str) -> str:
+    """A bot that, from turn 2 (``SLOW_FIRST_TURN``), pins itself to one core, runs ``child`` in
+    a forked child there, and spins at nice 19: its first process gets little CPU."""
+    return python_bot(on_turn=SLOW_FIRST_TURN + """
     core = min(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {core})
     if os.fork() == 0:
-        while True:
-            pid = os.fork()
-            if pid == 0:
-                t = time.monotonic()
-                while time.monotonic() - t < 0.02:
-                    pass
-                os._exit(0)
-            os.waitpid(pid, 0)
+""" + textwrap.indent(textwrap.dedent(child), " " * 8) + """
     os.setpriority(os.PRIO_PROCESS, 0, 19)
     while True:
         pass
 """)
-#: A child whose main thread exits alone (its /proc entry says zombie) while its other thread
-#: spins on the bot's core.
-HIDES_CPU_BEHIND_A_ZOMBIE = python_bot(on_turn=_SLOW_FIRST + """
-    core = min(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {core})
-    if os.fork() == 0:
-        import ctypes, threading
-        def spin():
-            while True:
-                pass
-        threading.Thread(target=spin).start()
-        ctypes.CDLL(None).syscall(60, 0)  # SYS_exit: this thread only
-    os.setpriority(os.PRIO_PROCESS, 0, 19)
+
+
+#: The child forks a chain of 20 ms busy grandchildren and reaps each: the work is in tasks that
+#: exit.
+HIDES_CPU_IN_SHORT_TASKS = _starves_its_first_process("""
     while True:
-        pass
+        pid = os.fork()
+        if pid == 0:
+            t = time.monotonic()
+            while time.monotonic() - t < 0.02:
+                pass
+            os._exit(0)
+        os.waitpid(pid, 0)
+""")
+#: The child's main thread exits alone (its /proc entry says zombie) while its other thread spins.
+HIDES_CPU_BEHIND_A_ZOMBIE = _starves_its_first_process("""
+    import ctypes, threading
+    def spin():
+        while True:
+            pass
+    threading.Thread(target=spin).start()
+    ctypes.CDLL(None).syscall(60, 0)  # SYS_exit: this thread only
 """)
 #: Two children compute 0.33 s of CPU each and exit before the bot replies.
 WORKS_IN_CHILDREN = python_bot(on_turn="""
@@ -123,14 +125,8 @@ def runner(request: pytest.FixtureRequest, bwrap: BwrapRunner) -> BwrapRunner:
 def hog() -> Iterator[int]:
     """One ordinary busy host process on the last core (a session of its own); yields the core."""
     core = max(os.sched_getaffinity(0))
-    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True,
-                            preexec_fn=lambda: os.sched_setaffinity(0, {core}))
-    time.sleep(0.2)
-    try:
+    with busy_host_processes(1, core):
         yield core
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def _turn_two_faults(session) -> BotFault:

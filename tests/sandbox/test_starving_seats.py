@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -22,7 +21,14 @@ import pytest
 from sandbox import BotFault, BotSession, Clock, TrustedProgram, TrustedRunner, open_session
 from sandbox.clocks import PlatformTimeout, task_times, tree_pids
 from sandbox.starvation import LIVE_SOURCE, MatchSeats
-from tests.sandbox.helpers import hello, python_bot, seats_outweigh_the_host, turn, weigh
+from tests.sandbox.helpers import (
+    busy_host_processes,
+    hello,
+    python_bot,
+    seats_outweigh_the_host,
+    turn,
+    weigh,
+)
 
 MOVE_MS = 500
 CLOCK = Clock(hello_ms=10_000, move_ms=MOVE_MS, bank_ms=60_000)
@@ -136,18 +142,8 @@ def table(run_in_bwrap, request) -> Iterator[Callable[[int, str, int], BotSessio
 def hogs() -> Iterator[None]:
     """Four busy processes on ``CORE``, each in a session (a scheduling group) of its own: the
     host, not a seat, starves whatever else runs there."""
-    procs = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True,
-                         preexec_fn=lambda: os.sched_setaffinity(0, {CORE}))
-        for _ in range(4)
-    ]
-    time.sleep(0.2)
-    try:
+    with busy_host_processes(4, CORE):
         yield
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
 
 
 def _starved_by(victim: BotSession, burner: BotSession, burner_seat: int) -> BotFault:
