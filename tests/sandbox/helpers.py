@@ -226,8 +226,8 @@ def referee_keeps_up() -> Iterator[None]:
     otherwise)."""
     before = os.getpriority(os.PRIO_PROCESS, 0)
     autogroup = Path("/proc/self/autogroup")
-    try:
-        group_before = autogroup.read_text().split()[-1]
+    try:  # "/autogroup-85 nice 0"; empty where this process is in no session group
+        group_before = (autogroup.read_text().split() or [None])[-1]
     except OSError:  # no autogroups
         group_before = None
     try:
