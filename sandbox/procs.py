@@ -13,19 +13,31 @@ import time
 from collections.abc import Iterable
 
 
-def _real_uid_and_live(status: bytes) -> tuple[int, bool] | None:
-    """(real uid, not a zombie) from the text of ``/proc/PID/status``."""
-    at = status.find(b"\nUid:")
+def _field(status: bytes, name: bytes) -> bytes:
+    """The value of one ``Name:`` line of ``/proc/PID/status`` (empty if absent)."""
+    at = status.find(b"\n" + name + b":")
     if at < 0:
+        return b""
+    start = at + len(name) + 2
+    end = status.find(b"\n", start)
+    return status[start:end if end >= 0 else len(status)].strip()
+
+
+def _real_uid_and_live(status: bytes) -> tuple[int, bool] | None:
+    """(real uid, live) from the text of ``/proc/PID/status``. A zombie is not live, unless it
+    is a thread group's leader whose other threads still run: its main thread exited alone, and
+    the process goes on (one ``kill`` of its pid ends them all)."""
+    fields = _field(status, b"Uid").split()
+    if not fields:
         return None
-    fields = status[at + 5:status.find(b"\n", at + 5)].split()
-    state_at = status.find(b"\nState:")
-    live = state_at < 0 or status[state_at + 7:state_at + 10].strip()[:1] != b"Z"
-    return (int(fields[0]), live) if fields else None
+    threads = _field(status, b"Threads")
+    zombie = _field(status, b"State")[:1] == b"Z"
+    live = not zombie or (threads.isdigit() and int(threads) > 1)
+    return int(fields[0]), live
 
 
 def pids_by_uid(uids: Iterable[int]) -> dict[int, list[int]]:
-    """Pids of live processes whose real uid is one of ``uids`` (zombies excluded), by uid.
+    """Pids of live processes whose real uid is one of ``uids`` (plain zombies excluded), by uid.
 
     ``/proc/<pid>`` is owned by the process's effective uid (root when not dumpable), so only
     those candidates have their status read: a scan costs a stat per process.
@@ -54,7 +66,7 @@ def pids_by_uid(uids: Iterable[int]) -> dict[int, list[int]]:
 
 
 def pids_of_uid(uid: int) -> list[int]:
-    """Pids of live processes whose real uid is ``uid`` (zombies excluded)."""
+    """Pids of live processes whose real uid is ``uid`` (plain zombies excluded)."""
     return pids_by_uid((uid,))[uid]
 
 

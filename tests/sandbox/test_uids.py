@@ -111,3 +111,33 @@ def test_a_seat_whose_cgroup_is_removed_frees_its_uid_at_once_without_a_scan(
     assert lease.uid == uid
     lease.release()
     second.close()
+
+
+#: The main thread exits alone (``SYS_exit``, x86-64): /proc lists the process as a zombie while
+#: its other thread goes on.
+_LEADER_EXITS_ALONE = """
+import ctypes, threading, time
+threading.Thread(target=time.sleep, args=(60,)).start()
+ctypes.CDLL(None).syscall(60, 0)
+"""
+
+
+def test_a_zombie_leader_whose_thread_lives_on_is_swept() -> None:
+    """The uid sweep that proves a seat's uid empty sees a process whose main thread exited
+    alone: listed as a zombie, it still runs, and a sweep that skipped it would lease the uid
+    again with the bot's thread still in it."""
+    uid = 310_400
+    process = subprocess.Popen(["/usr/bin/python3", "-c", _LEADER_EXITS_ALONE],
+                               user=uid, group=uid, extra_groups=[])
+    try:
+        status = Path(f"/proc/{process.pid}/status")
+        deadline = time.monotonic() + 10
+        while b"State:\tZ" not in status.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert b"State:\tZ" in status.read_bytes()
+        assert pids_of_uid(uid) == [process.pid]
+        assert procs.kill_uid(uid)
+        assert process.wait(timeout=5) == -9  # the thread was killed, not left to sleep on
+    finally:
+        process.kill()
+        process.wait()
