@@ -27,12 +27,13 @@ from engine.cards import parse_card
 from engine.rules import rules_from_dict
 from engine.state import State
 
-from .carding import carded
+from .carding import carded, twin_class
 from .fit import OpponentFit
 from .model import weights_for
 from .native import SearchJudge, library, native_for
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
+from .preference import losing_follows, preferred
 from .prune import distinct_cards, tna_apart
 from .sampler import Sampler
 from .search import EXACT_CARDS, Evaluator, pimc
@@ -87,6 +88,11 @@ DEFAULT_PRIOR = 0.057
 #: Likelihood factor of a partner's card that breaks the carding convention (``carding.py``),
 #: where the convention is on.
 CARDING_MISS = 0.05
+#: Likelihood factors of a partner's losing follow that, in a sampled deal, says it holds the
+#: named suit's master when it does not (high) or says it does not when it does (low), where
+#: the suit-preference convention is on (``preference.py``).
+PREFERENCE_HIGH = 0.2
+PREFERENCE_LOW = 0.6
 
 
 class ExpertBot:
@@ -116,6 +122,7 @@ class ExpertBot:
         partner_judge: bool | None = None,
         twins: bool | None = None,
         carding: bool | None = None,
+        preference: float | None = None,
         pool: int | None = None,
         native: bool | None = None,
         own: int | None = None,
@@ -194,10 +201,21 @@ class ExpertBot:
         if self.carding:
             self.twins = False
             self.evidence = replace(self.evidence, carding=CARDING_MISS)
+        #: Play and read the suit-preference convention (``preference.py``) among losing
+        #: follows valued within this margin in win chance (0: off); it replaces ``twins``
+        #: and ``carding`` (it plays the strongest of equivalent cards where it says so).
+        self.preference = option(preference, "EXPERT_PREFERENCE", "0", float)
+        if self.preference > 0:
+            self.twins = self.carding = False
+            self.evidence = replace(
+                self.evidence, carding=1.0, pref_high=PREFERENCE_HIGH, pref_low=PREFERENCE_LOW
+            )
         #: How the partner's cards are read (``twins``, the shrewd judge) where melds do not
         #: count and where they do (``hello``); an option asked for is kept in both.
         self.plain_reading = (self.twins, self.evidence.partner_shrewd)
-        twins_asked = twins is not None or "EXPERT_TWINS" in os.environ or self.carding
+        twins_asked = (
+            twins is not None or "EXPERT_TWINS" in os.environ or self.carding or self.preference > 0
+        )
         judge_asked = partner_judge is not None or "EXPERT_PARTNER_JUDGE" in os.environ
         self.meld_reading = (
             self.twins if twins_asked else MELD_PARTNER_READING,
@@ -340,6 +358,7 @@ class ExpertBot:
             fallback, prior = candidates[0], 0.0
         if len(candidates) == 1:
             action = self._carded(candidates[0], view.hand, gone, table, tna)
+            action = self._preferred(action, {action: 0.0}, first, view.hand, gone, tna)
             return self._signalled(action, first, message, legal)
         budget = min(self.move_cap, max(0.0, self.bank_left - 5.0) / 40)
         pending = [(first, first_weight)]
@@ -369,13 +388,38 @@ class ExpertBot:
                 self.rng.getrandbits(32) if self.own else 0, patience, race,
                 view.public_facts() if self.own else None,
             )  # fmt: skip
-        action, _, used = pimc(
+        action, means, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,
             deadline=started + budget, fallback=fallback, prior=prior, adaptive=self.adaptive,
         )  # fmt: skip
         self.last_worlds = used
         action = self._carded(action, view.hand, gone, table, tna)
+        action = self._preferred(action, means, first, view.hand, gone, tna)
         return self._signalled(action, first, message, legal)
+
+    def _preferred(
+        self, action: int, means: dict[int, float], world: State, hand: int, gone: int, tna: bool
+    ) -> int:
+        """``action`` with its card swapped for the losing follow the suit-preference
+        convention plays (``preference.py``), among those valued within ``preference`` of it
+        (each candidate standing for its class of equivalent cards), where it is on."""
+        if self.preference <= 0 or action >= PLAY_LIMIT:
+            return action
+        card = action & 31
+        losing = losing_follows(world[3], world.leader, self.seat, hand)
+        if card not in losing:
+            return action
+        table = _mask_of(world[3])
+        near: set[int] = set()
+        for other, value in means.items():
+            if (
+                other < PLAY_LIMIT
+                and other & 31 in losing
+                and (value >= means[action] - self.preference)
+            ):
+                near.update(twin_class(other & 31, hand, gone, tna))
+        chosen = preferred(sorted(near & set(losing)), card, hand, gone, table)
+        return (action & ~31) | chosen
 
     def _carded(self, action: int, hand: int, gone: int, table: int, tna: bool) -> int:
         """``action`` with its card swapped for the equivalent one the carding convention
@@ -449,3 +493,11 @@ def _build(worlds: Worlds, sampler: Sampler, tries: int = 20) -> tuple[State, fl
 def _string(action: int, legal: list[str]) -> str:
     text = action_to_str(action)
     return text if text in legal else legal[0]
+
+
+def _mask_of(cards: tuple[int, ...]) -> int:
+    """The mask of ``cards``."""
+    mask = 0
+    for card in cards:
+        mask |= 1 << card
+    return mask

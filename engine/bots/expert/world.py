@@ -21,6 +21,7 @@ from engine.state import MELD_PHASE, POULES_PHASE, REDEAL_PHASE, State, deal_sta
 from .carding import carded
 from .model import MELD_WEIGHTS, CardWeights, card_chances, legal_cards
 from .policy import policy_action
+from .preference import losing_follows, reading_factor
 from .prune import distinct_cards, tna_apart
 from .view import View
 
@@ -51,6 +52,11 @@ class Evidence:
     partner_shrewd: bool = False
     #: A partner's card that breaks the carding convention in this deal (``carding.py``).
     carding: float = 1.0
+    #: The suit-preference convention (``preference.py``): a partner's losing follow played
+    #: above a weaker one where this deal gives it no master of the named suit (``pref_high``),
+    #: or under a stronger one where it does (``pref_low``).
+    pref_high: float = 1.0
+    pref_low: float = 1.0
     #: Judge leads too (the first card of a trick); off, only the cards that follow are read
     #: (a searching player leads unlike the policy, which leads its masters first).
     leads: bool = True
@@ -74,7 +80,10 @@ class Evidence:
 
     @property
     def any(self) -> bool:
-        low = min(self.miss, self.partner_miss, self.quiet, self.carding, self.twin_miss)
+        low = min(
+            self.miss, self.partner_miss, self.quiet, self.carding, self.twin_miss,
+            self.pref_high, self.pref_low,
+        )  # fmt: skip
         return low < 1.0 or bool(self.model)
 
 
@@ -170,6 +179,7 @@ def _replay_plays(
     carding = ev.carding < 1.0 and rules.low_lead == "off"
     tna = tna_apart(rules)
     twins_read = ev.twin_miss < 1.0 and rules.low_lead == "off"
+    preference = min(ev.pref_high, ev.pref_low) < 1.0
     voids = [0, 0, 0, 0]
     memo = {} if memo is None else memo
     for index, (seat, action) in enumerate(view.plays):
@@ -214,6 +224,8 @@ def _replay_plays(
             if carding and not opponent and action < PLAY_LIMIT:
                 card = action & 31
                 weight *= ev.carding if _carded_card(state, seat, card, tna) != card else 1.0
+            if preference and not opponent and action < PLAY_LIMIT and state[3]:
+                weight *= _preference_factor(state, seat, action & 31, ev)
         trick = state[3]
         if trick and action < PLAY_LIMIT and (action ^ trick[0]) & 24:
             voids[seat] |= SUIT_MASKS[trick[0] >> 3]
@@ -253,6 +265,16 @@ def _above_a_twin(state: State, seat: int, card: int, tna: bool) -> bool:
         return False
     _, gone = table_and_gone(state)
     return card not in distinct_cards([card, *suit], hand, gone, False, tna)
+
+
+def _preference_factor(state: State, seat: int, card: int, ev: Evidence) -> float:
+    """The weight of the deal given ``seat``'s card under the suit-preference convention."""
+    hand = state.hand(seat)
+    losing = losing_follows(state[3], state.leader, seat, hand)
+    if card not in losing:
+        return 1.0
+    table, gone = table_and_gone(state)
+    return reading_factor(card, losing, hand, gone, table, ev.pref_high, ev.pref_low)
 
 
 def _carded_card(state: State, seat: int, card: int, tna: bool) -> int:

@@ -1,0 +1,81 @@
+"""The pair's suit-preference convention (an option, off by default): a card played under an
+opponent's winning card says whether the player holds the master of the other suit of its
+colour.
+
+Where a player follows the led suit while an opponent's card wins the trick, and its own card
+does not beat that card (a **losing follow**), its choice among the losing cards its search
+values alike (within ``margin`` in win chance) is spent on one message about the **named
+suit**, the other suit of the same colour (clubs and spades, diamonds and hearts): it plays the
+**strongest** of them if it holds the named suit's master (the strongest card of that suit not
+yet played, the trick in progress counting as played), and the **weakest** otherwise. The named
+suit is never the suit played, so the message does not depend on which card is played.
+
+A partner reads it in each sampled deal: a losing follow above a weaker losing card of the
+player's says "I hold the master" (a deal that gives it no such master is unlikely); a losing
+follow under a stronger losing card says "I do not" (less firmly: the stronger card may have
+been valued worse). The convention is documented, so an opponent may read it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.cards import SUIT_MASKS
+
+#: Every card of the deck (32 bits).
+_DECK = 0xFFFFFFFF
+
+
+def named_suit(suit: int) -> int:
+    """The suit a losing follow in ``suit`` speaks of: the other one of the same colour."""
+    return 3 - suit
+
+
+def holds_named_master(card: int, hand: int, gone: int, table: int) -> bool:
+    """Whether ``hand`` holds the master of ``card``'s named suit (none left out: no).
+
+    ``gone``: cards of the finished tricks; ``table``: the trick in progress."""
+    left = ~(gone | table) & _DECK & SUIT_MASKS[named_suit(card >> 3)]
+    return bool(left and hand & left & -left)  # the strongest is the lowest int of a suit
+
+
+def winning_card(trick: Sequence[int]) -> int:
+    """The card of ``trick`` (in play order, not empty) that wins it so far."""
+    suit = trick[0] >> 3
+    return min(c for c in trick if c >> 3 == suit)
+
+
+def losing_follows(trick: Sequence[int], leader: int, seat: int, hand: int) -> list[int]:
+    """The cards of ``hand`` that follow the led suit under an opponent's winning card (empty
+    where ``seat`` leads, is void, or its own team wins the trick so far); ``leader``: the seat
+    that led ``trick``."""
+    if not trick:
+        return []
+    best = winning_card(trick)
+    if (leader + trick.index(best) - seat) % 2 == 0:
+        return []  # its own team's card wins: a card fed to it is about points
+    suit = best >> 3
+    return [c for c in range(suit * 8, suit * 8 + 8) if hand >> c & 1 and c > best]
+
+
+def preferred(near: list[int], card: int, hand: int, gone: int, table: int) -> int:
+    """Of the losing follows ``near`` (valued alike, ``card`` the search's choice among them),
+    the one the convention plays."""
+    if len(near) < 2:
+        return card
+    return min(near) if holds_named_master(card, hand, gone, table) else max(near)
+
+
+def reading_factor(
+    card: int, losing: list[int], hand: int, gone: int, table: int, high: float, low: float
+) -> float:
+    """The weight of a sampled deal given the partner's losing follow ``card`` (one of
+    ``losing``, its losing follows in this deal; ``hand`` before the play): ``high`` where it
+    played above a weaker one without the named master, ``low`` where it played under a
+    stronger one holding it, else 1."""
+    if card not in losing or len(losing) < 2:
+        return 1.0
+    holds = holds_named_master(card, hand, gone, table)
+    if max(losing) > card:
+        return 1.0 if holds else high
+    return low if holds else 1.0
