@@ -9,7 +9,8 @@ true one: its search is the same, only its inference is perfect); ``oracle-partn
 its partner's hand only (the opponents' cards are still sampled, uniformly among the deals the
 record allows): what perfect signalling between partners could be worth; ``oracle-masters``
 is told only, for each suit whose master (strongest card out) it does not hold, whether its
-partner holds it: the four bits an honest signal could carry. All read the deal
+partner holds it: the four bits an honest signal could carry; ``oracle-masters-late`` is told
+them only once its partner has played a card in the deal. All read the deal
 from the match seed, which only an in-process duel names (``duplicate_pairs``' match ids
 ``s<seed>-ab``): they are measuring devices, never players. Takes ``bot_strength.py``'s
 arguments and prints its lines.
@@ -88,6 +89,18 @@ class MastersOracleExpert(OracleExpert):
         return view
 
 
+class LateMastersOracleExpert(MastersOracleExpert):
+    """``oracle-masters`` told nothing until its partner has played a card this deal: the most
+    a convention in the card play could carry (a partner says nothing before its first card)."""
+
+    name = "oracle-masters-late"
+
+    def known(self, view: View) -> View:
+        if not view.by_seat[(view.seat + 2) % 4]:
+            return view
+        return super().known(view)
+
+
 def _place(view: View, seat: int, cards: int) -> None:
     """Make ``cards`` a hard fact of ``seat``'s hidden hand in ``view``: no other holds them."""
     view.required[seat] |= cards
@@ -101,6 +114,7 @@ bot_strength.EXTRA_BOTS.update(
         "oracle": OracleExpert,
         "oracle-partner": PartnerOracleExpert,
         "oracle-masters": MastersOracleExpert,
+        "oracle-masters-late": LateMastersOracleExpert,
     }
 )
 

@@ -49,6 +49,8 @@ from engine.bots.expert import (
     DEFAULT_MISS,
     DEFAULT_PARTNER_MISS,
     DEFAULT_QUIET,
+    PREFERENCE_HIGH,
+    PREFERENCE_LOW,
     ExpertBot,
     pooled,
 )
@@ -100,6 +102,52 @@ READINGS: dict[str, tuple[Evidence, bool, int]] = {
     "model_all_p0.5": (
         replace(_SHIPPED, partner_shrewd=True, model=3, model_power=0.5),
         True,
+        1,
+    ),
+    # Players of the suit-preference convention (``--players preference=M``, round 36) break
+    # the twins reading: today's reading without it, then with the convention's message (the
+    # ``_d`` and ``_df`` readings for players with ``preference_scope`` 1 and 3).
+    "model_all_p0.5_no_twins": (
+        replace(_SHIPPED, partner_shrewd=True, model=3, model_power=0.5),
+        False,
+        1,
+    ),
+    "preference": (
+        replace(
+            _SHIPPED,
+            partner_shrewd=True,
+            model=3,
+            model_power=0.5,
+            pref_high=PREFERENCE_HIGH,
+            pref_low=PREFERENCE_LOW,
+        ),
+        False,
+        1,
+    ),
+    "preference_d": (
+        replace(
+            _SHIPPED,
+            partner_shrewd=True,
+            model=3,
+            model_power=0.5,
+            pref_high=PREFERENCE_HIGH,
+            pref_low=PREFERENCE_LOW,
+            pref_scope=1,
+        ),
+        False,
+        1,
+    ),
+    "preference_df": (
+        replace(
+            _SHIPPED,
+            partner_shrewd=True,
+            model=3,
+            model_power=0.5,
+            pref_high=PREFERENCE_HIGH,
+            pref_low=PREFERENCE_LOW,
+            pref_scope=3,
+        ),
+        False,
         1,
     ),
 }

@@ -33,7 +33,7 @@ from .model import weights_for
 from .native import SearchJudge, library, native_for
 from .outlook import Outlook
 from .policy import claim_is_sure, policy_action, with_flags
-from .preference import losing_follows, preferred
+from .preference import message_cards, preferred
 from .prune import distinct_cards, tna_apart
 from .sampler import Sampler
 from .search import EXACT_CARDS, Evaluator, pimc
@@ -123,6 +123,7 @@ class ExpertBot:
         twins: bool | None = None,
         carding: bool | None = None,
         preference: float | None = None,
+        preference_scope: int | None = None,
         pool: int | None = None,
         native: bool | None = None,
         own: int | None = None,
@@ -208,7 +209,11 @@ class ExpertBot:
         if self.preference > 0:
             self.twins = self.carding = False
             self.evidence = replace(
-                self.evidence, carding=1.0, pref_high=PREFERENCE_HIGH, pref_low=PREFERENCE_LOW
+                self.evidence,
+                carding=1.0,
+                pref_high=PREFERENCE_HIGH,
+                pref_low=PREFERENCE_LOW,
+                pref_scope=option(preference_scope, "EXPERT_PREFERENCE_SCOPE", "0", int),
             )
         #: How the partner's cards are read (``twins``, the shrewd judge) where melds do not
         #: count and where they do (``hello``); an option asked for is kept in both.
@@ -406,7 +411,8 @@ class ExpertBot:
         if self.preference <= 0 or action >= PLAY_LIMIT:
             return action
         card = action & 31
-        losing = losing_follows(world[3], world.leader, self.seat, hand)
+        scope = self.evidence.pref_scope
+        losing = message_cards(world[3], world.leader, self.seat, hand, card, scope)
         if card not in losing:
             return action
         table = _mask_of(world[3])

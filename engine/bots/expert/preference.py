@@ -58,6 +58,32 @@ def losing_follows(trick: Sequence[int], leader: int, seat: int, hand: int) -> l
     return [c for c in range(suit * 8, suit * 8 + 8) if hand >> c & 1 and c > best]
 
 
+#: Scope bits (an option, 0 by default: losing follows only): discards, where the player is
+#: void in the led suit (the cards of the suit it discards from), and feeds, losing follows
+#: under its own team's winning card.
+DISCARDS, FEEDS = 1, 2
+
+
+def message_cards(
+    trick: Sequence[int], leader: int, seat: int, hand: int, card: int, scope: int = 0
+) -> list[int]:
+    """The cards of ``hand`` (before the play) among which playing ``card`` carries the
+    message: its losing follows, and within ``scope`` its discards' suit or its feeds; empty
+    where ``card`` says nothing."""
+    if not trick:
+        return []
+    best = winning_card(trick)
+    suit = card >> 3
+    if suit != best >> 3:
+        if not scope & DISCARDS:
+            return []
+        return [c for c in range(suit * 8, suit * 8 + 8) if hand >> c & 1]
+    if (leader + trick.index(best) - seat) % 2 == 0 and not scope & FEEDS:
+        return []
+    losing = [c for c in range(suit * 8, suit * 8 + 8) if hand >> c & 1 and c > best]
+    return losing if card in losing else []
+
+
 def preferred(near: list[int], card: int, hand: int, gone: int, table: int) -> int:
     """Of the losing follows ``near`` (valued alike, ``card`` the search's choice among them),
     the one the convention plays."""

@@ -21,7 +21,7 @@ from engine.state import MELD_PHASE, POULES_PHASE, REDEAL_PHASE, State, deal_sta
 from .carding import carded
 from .model import MELD_WEIGHTS, CardWeights, card_chances, legal_cards
 from .policy import policy_action
-from .preference import losing_follows, reading_factor
+from .preference import message_cards, reading_factor
 from .prune import distinct_cards, tna_apart
 from .view import View
 
@@ -57,6 +57,8 @@ class Evidence:
     #: or under a stronger one where it does (``pref_low``).
     pref_high: float = 1.0
     pref_low: float = 1.0
+    #: Where else the convention speaks (``preference.DISCARDS``, ``FEEDS``).
+    pref_scope: int = 0
     #: Judge leads too (the first card of a trick); off, only the cards that follow are read
     #: (a searching player leads unlike the policy, which leads its masters first).
     leads: bool = True
@@ -270,7 +272,7 @@ def _above_a_twin(state: State, seat: int, card: int, tna: bool) -> bool:
 def _preference_factor(state: State, seat: int, card: int, ev: Evidence) -> float:
     """The weight of the deal given ``seat``'s card under the suit-preference convention."""
     hand = state.hand(seat)
-    losing = losing_follows(state[3], state.leader, seat, hand)
+    losing = message_cards(state[3], state.leader, seat, hand, card, ev.pref_scope)
     if card not in losing:
         return 1.0
     table, gone = table_and_gone(state)
