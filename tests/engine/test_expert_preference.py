@@ -9,8 +9,10 @@ import pytest
 from engine.bots import BotSeat
 from engine.bots.expert import ExpertBot
 from engine.bots.expert.preference import (
+    DISCARDS,
+    FEEDS,
     holds_named_master,
-    losing_follows,
+    message_cards,
     named_suit,
     preferred,
     reading_factor,
@@ -36,11 +38,25 @@ def test_a_losing_follow_names_the_other_suit_of_its_colour():
 def test_losing_follows_are_the_cards_under_an_opponents_winning_card():
     hand = mask_from_codes(["QC", "7C", "TS"])
     assert winning_card((c("KC"), c("TC"), c("7H"))) == c("TC")
-    assert losing_follows((c("TC"),), 0, 1, hand) == [c("QC"), c("7C")]
-    assert losing_follows((c("TC"),), 0, 2, hand) == []  # its partner's card wins: feeding
-    assert losing_follows((c("QC"),), 0, 1, hand | 1 << c("TC")) == [c("7C")]  # the TC wins
-    assert losing_follows((), 0, 1, hand) == []  # a lead
-    assert losing_follows((c("TH"),), 0, 1, hand) == []  # void: a discard says nothing
+    assert message_cards((c("TC"),), 0, 1, hand, c("7C")) == [c("QC"), c("7C")]
+    assert message_cards((c("TC"),), 0, 2, hand, c("7C")) == []  # its partner's card wins
+    assert message_cards((c("QC"),), 0, 1, hand | 1 << c("TC"), c("7C")) == [c("7C")]
+    assert message_cards((), 0, 1, hand, c("7C")) == []  # a lead
+    assert message_cards((c("TH"),), 0, 1, hand, c("7C")) == []  # void: a discard
+
+
+def test_discards_and_feeds_speak_only_within_the_scope():
+    """A discard speaks among the cards of its suit, a feed (under its own team's winning card)
+    among the losing follows, each only where the scope says; a card that beats the trick
+    never does."""
+    hand = mask_from_codes(["QC", "7C", "KS", "8S"])
+    opponent_wins, partner_wins = ((c("TH"),), 0), ((c("TC"),), 3)  # (trick, leader), seat 1
+    assert message_cards(*opponent_wins, 1, hand, c("8S")) == []
+    assert message_cards(*opponent_wins, 1, hand, c("8S"), DISCARDS) == [c("KS"), c("8S")]
+    assert message_cards(*partner_wins, 1, hand, c("7C")) == []
+    assert message_cards(*partner_wins, 1, hand, c("7C"), FEEDS) == [c("QC"), c("7C")]
+    assert message_cards((c("KC"),), 0, 1, hand | 1 << c("TC"), c("TC"), FEEDS | DISCARDS) == []
+    assert message_cards((c("TC"),), 0, 1, hand, c("QC")) == [c("QC"), c("7C")]
 
 
 def test_the_strongest_goes_only_with_the_named_master():

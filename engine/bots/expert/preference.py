@@ -8,7 +8,9 @@ values alike (within ``margin`` in win chance) is spent on one message about the
 suit**, the other suit of the same colour (clubs and spades, diamonds and hearts): it plays the
 **strongest** of them if it holds the named suit's master (the strongest card of that suit not
 yet played, the trick in progress counting as played), and the **weakest** otherwise. The named
-suit is never the suit played, so the message does not depend on which card is played.
+suit is never the suit played, so the message does not depend on which card is played. With
+the scope option (``DISCARDS``, ``FEEDS``) a discard speaks the same way among the cards of its
+suit, and a losing follow under the player's own team's winning card among its losing follows.
 
 A partner reads it in each sampled deal: a losing follow above a weaker losing card of the
 player's says "I hold the master" (a deal that gives it no such master is unlikely); a losing
@@ -43,19 +45,6 @@ def winning_card(trick: Sequence[int]) -> int:
     """The card of ``trick`` (in play order, not empty) that wins it so far."""
     suit = trick[0] >> 3
     return min(c for c in trick if c >> 3 == suit)
-
-
-def losing_follows(trick: Sequence[int], leader: int, seat: int, hand: int) -> list[int]:
-    """The cards of ``hand`` that follow the led suit under an opponent's winning card (empty
-    where ``seat`` leads, is void, or its own team wins the trick so far); ``leader``: the seat
-    that led ``trick``."""
-    if not trick:
-        return []
-    best = winning_card(trick)
-    if (leader + trick.index(best) - seat) % 2 == 0:
-        return []  # its own team's card wins: a card fed to it is about points
-    suit = best >> 3
-    return [c for c in range(suit * 8, suit * 8 + 8) if hand >> c & 1 and c > best]
 
 
 #: Scope bits (an option, 0 by default: losing follows only): discards, where the player is
