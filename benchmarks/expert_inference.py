@@ -65,6 +65,18 @@ from engine.rules import RuleSet, rules_for
 
 _SHIPPED = Evidence(miss=DEFAULT_MISS, partner_miss=DEFAULT_PARTNER_MISS, quiet=DEFAULT_QUIET)
 _SHARP = Evidence(miss=0.1, partner_miss=DEFAULT_PARTNER_MISS, quiet=DEFAULT_QUIET)
+
+
+def _preference(scope: int) -> tuple[Evidence, bool, int]:
+    """Today's `pollack` reading without ``twins``, with the suit-preference convention's
+    message read where ``scope`` says (``preference.py``)."""
+    evidence = replace(
+        _SHIPPED, partner_shrewd=True, model=3, model_power=0.5, pref_high=PREFERENCE_HIGH,
+        pref_low=PREFERENCE_LOW, pref_scope=scope,
+    )  # fmt: skip
+    return evidence, False, 1
+
+
 #: name: (evidence, read the partner's cards as the weakest of equivalent ones, sampled deals
 #: weighed per deal kept: ``expert:pool``)
 READINGS: dict[str, tuple[Evidence, bool, int]] = {
@@ -112,44 +124,9 @@ READINGS: dict[str, tuple[Evidence, bool, int]] = {
         False,
         1,
     ),
-    "preference": (
-        replace(
-            _SHIPPED,
-            partner_shrewd=True,
-            model=3,
-            model_power=0.5,
-            pref_high=PREFERENCE_HIGH,
-            pref_low=PREFERENCE_LOW,
-        ),
-        False,
-        1,
-    ),
-    "preference_d": (
-        replace(
-            _SHIPPED,
-            partner_shrewd=True,
-            model=3,
-            model_power=0.5,
-            pref_high=PREFERENCE_HIGH,
-            pref_low=PREFERENCE_LOW,
-            pref_scope=1,
-        ),
-        False,
-        1,
-    ),
-    "preference_df": (
-        replace(
-            _SHIPPED,
-            partner_shrewd=True,
-            model=3,
-            model_power=0.5,
-            pref_high=PREFERENCE_HIGH,
-            pref_low=PREFERENCE_LOW,
-            pref_scope=3,
-        ),
-        False,
-        1,
-    ),
+    "preference": _preference(0),
+    "preference_d": _preference(1),
+    "preference_df": _preference(3),
 }
 #: With ``--carding`` the players play the carding convention and this reading is added.
 CARDING: tuple[str, tuple[Evidence, bool, int]] = (
