@@ -16,7 +16,6 @@ from engine.bots.expert.preference import (
     named_suit,
     preferred,
     reading_factor,
-    winning_card,
 )
 from engine.bots.expert.view import read_view
 from engine.bots.expert.world import Evidence, replay_world
@@ -36,13 +35,15 @@ def test_a_losing_follow_names_the_other_suit_of_its_colour():
 
 
 def test_losing_follows_are_the_cards_under_an_opponents_winning_card():
+    """Seen by the seat to play next: the trick's cards are in play order, so the last one is
+    an opponent's and the one before it the partner's."""
     hand = mask_from_codes(["QC", "7C", "TS"])
-    assert winning_card((c("KC"), c("TC"), c("7H"))) == c("TC")
-    assert message_cards((c("TC"),), 0, 1, hand, c("7C")) == [c("QC"), c("7C")]
-    assert message_cards((c("TC"),), 0, 2, hand, c("7C")) == []  # its partner's card wins
-    assert message_cards((c("QC"),), 0, 1, hand | 1 << c("TC"), c("7C")) == [c("7C")]
-    assert message_cards((), 0, 1, hand, c("7C")) == []  # a lead
-    assert message_cards((c("TH"),), 0, 1, hand, c("7C")) == []  # void: a discard
+    assert message_cards((c("TC"),), hand, c("7C")) == [c("QC"), c("7C")]
+    assert message_cards((c("TC"), c("8C")), hand, c("7C")) == []  # its partner's card wins
+    assert message_cards((c("8C"), c("KC"), c("TC")), hand, c("7C")) == [c("QC"), c("7C")]
+    assert message_cards((c("QC"),), hand | 1 << c("TC"), c("7C")) == [c("7C")]
+    assert message_cards((), hand, c("7C")) == []  # a lead
+    assert message_cards((c("TH"),), hand, c("7C")) == []  # void: a discard
 
 
 def test_discards_and_feeds_speak_only_within_the_scope():
@@ -50,13 +51,13 @@ def test_discards_and_feeds_speak_only_within_the_scope():
     among the losing follows, each only where the scope says; a card that beats the trick
     never does."""
     hand = mask_from_codes(["QC", "7C", "KS", "8S"])
-    opponent_wins, partner_wins = ((c("TH"),), 0), ((c("TC"),), 3)  # (trick, leader), seat 1
-    assert message_cards(*opponent_wins, 1, hand, c("8S")) == []
-    assert message_cards(*opponent_wins, 1, hand, c("8S"), DISCARDS) == [c("KS"), c("8S")]
-    assert message_cards(*partner_wins, 1, hand, c("7C")) == []
-    assert message_cards(*partner_wins, 1, hand, c("7C"), FEEDS) == [c("QC"), c("7C")]
-    assert message_cards((c("KC"),), 0, 1, hand | 1 << c("TC"), c("TC"), FEEDS | DISCARDS) == []
-    assert message_cards((c("TC"),), 0, 1, hand, c("QC")) == [c("QC"), c("7C")]
+    opponent_wins, partner_wins = (c("TH"),), (c("TC"), c("8C"))
+    assert message_cards(opponent_wins, hand, c("8S")) == []
+    assert message_cards(opponent_wins, hand, c("8S"), DISCARDS) == [c("KS"), c("8S")]
+    assert message_cards(partner_wins, hand, c("7C")) == []
+    assert message_cards(partner_wins, hand, c("7C"), FEEDS) == [c("QC"), c("7C")]
+    assert message_cards((c("KC"),), hand | 1 << c("TC"), c("TC"), FEEDS | DISCARDS) == []
+    assert message_cards((c("TC"),), hand, c("QC")) == [c("QC"), c("7C")]
 
 
 def test_the_strongest_goes_only_with_the_named_master():
@@ -128,8 +129,8 @@ def test_experts_playing_the_convention_finish_a_match_and_carry_messages():
     changed: list[bool] = []
 
     class Counted(ExpertBot):
-        def _preferred(self, action, means, world, hand, gone, tna):
-            chosen = super()._preferred(action, means, world, hand, gone, tna)
+        def _preferred(self, action, *args):
+            chosen = super()._preferred(action, *args)
             changed.append(chosen != action)
             return chosen
 

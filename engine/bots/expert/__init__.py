@@ -363,7 +363,7 @@ class ExpertBot:
             fallback, prior = candidates[0], 0.0
         if len(candidates) == 1:
             action = self._carded(candidates[0], view.hand, gone, table, tna)
-            action = self._preferred(action, {action: 0.0}, first, view.hand, gone, tna)
+            action = self._preferred(action, {action: 0.0}, first, view.hand, gone, table, tna)
             return self._signalled(action, first, message, legal)
         budget = min(self.move_cap, max(0.0, self.bank_left - 5.0) / 40)
         pending = [(first, first_weight)]
@@ -399,11 +399,18 @@ class ExpertBot:
         )  # fmt: skip
         self.last_worlds = used
         action = self._carded(action, view.hand, gone, table, tna)
-        action = self._preferred(action, means, first, view.hand, gone, tna)
+        action = self._preferred(action, means, first, view.hand, gone, table, tna)
         return self._signalled(action, first, message, legal)
 
     def _preferred(
-        self, action: int, means: dict[int, float], world: State, hand: int, gone: int, tna: bool
+        self,
+        action: int,
+        means: dict[int, float],
+        world: State,
+        hand: int,
+        gone: int,
+        table: int,
+        tna: bool,
     ) -> int:
         """``action`` with its card swapped for the losing follow the suit-preference
         convention plays (``preference.py``), among those valued within ``preference`` of it
@@ -411,11 +418,9 @@ class ExpertBot:
         if self.preference <= 0 or action >= PLAY_LIMIT:
             return action
         card = action & 31
-        scope = self.evidence.pref_scope
-        losing = message_cards(world[3], world.leader, self.seat, hand, card, scope)
-        if card not in losing:
+        losing = message_cards(world[3], hand, card, self.evidence.pref_scope)
+        if not losing:
             return action
-        table = _mask_of(world[3])
         near: set[int] = set()
         for other, value in means.items():
             if (
@@ -499,11 +504,3 @@ def _build(worlds: Worlds, sampler: Sampler, tries: int = 20) -> tuple[State, fl
 def _string(action: int, legal: list[str]) -> str:
     text = action_to_str(action)
     return text if text in legal else legal[0]
-
-
-def _mask_of(cards: tuple[int, ...]) -> int:
-    """The mask of ``cards``."""
-    mask = 0
-    for card in cards:
-        mask |= 1 << card
-    return mask

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.cards import SUIT_MASKS
+from .policy import _trick_so_far
+from .signals import master
 
 #: Every card of the deck (32 bits).
 _DECK = 0xFFFFFFFF
@@ -37,14 +38,8 @@ def holds_named_master(card: int, hand: int, gone: int, table: int) -> bool:
     """Whether ``hand`` holds the master of ``card``'s named suit (none left out: no).
 
     ``gone``: cards of the finished tricks; ``table``: the trick in progress."""
-    left = ~(gone | table) & _DECK & SUIT_MASKS[named_suit(card >> 3)]
-    return bool(left and hand & left & -left)  # the strongest is the lowest int of a suit
-
-
-def winning_card(trick: Sequence[int]) -> int:
-    """The card of ``trick`` (in play order, not empty) that wins it so far."""
-    suit = trick[0] >> 3
-    return min(c for c in trick if c >> 3 == suit)
+    top = master(named_suit(card >> 3), ~(gone | table) & _DECK)
+    return top >= 0 and bool(hand >> top & 1)
 
 
 #: Scope bits (an option, 0 by default: losing follows only): discards, where the player is
@@ -53,21 +48,19 @@ def winning_card(trick: Sequence[int]) -> int:
 DISCARDS, FEEDS = 1, 2
 
 
-def message_cards(
-    trick: Sequence[int], leader: int, seat: int, hand: int, card: int, scope: int = 0
-) -> list[int]:
-    """The cards of ``hand`` (before the play) among which playing ``card`` carries the
-    message: its losing follows, and within ``scope`` its discards' suit or its feeds; empty
-    where ``card`` says nothing."""
+def message_cards(trick: Sequence[int], hand: int, card: int, scope: int = 0) -> list[int]:
+    """The cards of ``hand`` (of the seat to play next to ``trick``, before its play) among
+    which playing ``card`` carries the message: its losing follows, and within ``scope`` its
+    discards' suit or its feeds; empty where ``card`` says nothing."""
     if not trick:
         return []
-    best = winning_card(trick)
+    _, best, partner_wins = _trick_so_far(trick)
     suit = card >> 3
     if suit != best >> 3:
         if not scope & DISCARDS:
             return []
         return [c for c in range(suit * 8, suit * 8 + 8) if hand >> c & 1]
-    if (leader + trick.index(best) - seat) % 2 == 0 and not scope & FEEDS:
+    if partner_wins and not scope & FEEDS:
         return []
     losing = [c for c in range(suit * 8, suit * 8 + 8) if hand >> c & 1 and c > best]
     return losing if card in losing else []

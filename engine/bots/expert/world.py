@@ -272,8 +272,8 @@ def _above_a_twin(state: State, seat: int, card: int, tna: bool) -> bool:
 def _preference_factor(state: State, seat: int, card: int, ev: Evidence) -> float:
     """The weight of the deal given ``seat``'s card under the suit-preference convention."""
     hand = state.hand(seat)
-    losing = message_cards(state[3], state.leader, seat, hand, card, ev.pref_scope)
-    if card not in losing:
+    losing = message_cards(state[3], hand, card, ev.pref_scope)
+    if len(losing) < 2:
         return 1.0
     table, gone = table_and_gone(state)
     return reading_factor(card, losing, hand, gone, table, ev.pref_high, ev.pref_low)
