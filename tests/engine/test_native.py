@@ -263,3 +263,31 @@ def test_a_seats_own_search_chooses_one_of_its_legal_cards():
             assert chosen[0] & 31 in legal, state
             checked += 1
     assert checked > 20
+
+
+@needs_native
+def test_the_seats_own_searches_run_only_early_in_the_deal_where_asked(monkeypatch):
+    """``own_early=N``: the seats' own searches run in the decisions taken while at most N
+    cards of the deal have been played, and in no later one."""
+    import engine.bots.expert as expert_module
+    from engine.bots.expert.native import _TRICKS
+
+    seen: list[tuple[int, int]] = []
+
+    def recording(world, *settings, **named):
+        played = 4 * len(world[4][_TRICKS]) + len(world[3])
+        seen.append((played, settings[6][0]))
+        return native_for(world, *settings, **named)
+
+    monkeypatch.setattr(expert_module, "native_for", recording)
+    seats = [
+        BotSeat(ExpertBot(worlds=4, move_ms=60_000, own=2, own_plies=2, own_early=4))
+        if s == 0
+        else BotSeat(make_bot("tracker"))
+        for s in range(4)
+    ]
+    clock = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)
+    outcome = referee_match(rules_for("pollack"), seats, seed=3, match_id="early", clock=clock)
+    assert outcome.replay["result"]["fault"] is None
+    assert {own for played, own in seen if played <= 4} == {2}
+    assert {own for played, own in seen if played > 4} == {0}

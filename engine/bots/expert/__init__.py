@@ -131,6 +131,7 @@ class ExpertBot:
         own_team: bool | None = None,
         own_leads: bool | None = None,
         own_lead_plies: int | None = None,
+        own_early: int | None = None,
         patience: int | None = None,
         race: int | None = None,
         partner_search: int | None = None,
@@ -237,6 +238,9 @@ class ExpertBot:
         self.own_leads = option(own_leads, "EXPERT_OWN_LEADS", "0", lambda v: str(v) != "0")
         #: Leads within the first this many moves are searched too (beyond ``own_plies``).
         self.own_lead_plies = option(own_lead_plies, "EXPERT_OWN_LEAD_PLIES", "0", int)
+        #: The seats' own searches only in decisions taken while at most this many cards of
+        #: the deal have been played (0: in every decision).
+        self.own_early = option(own_early, "EXPERT_OWN_EARLY", "0", int)
         #: Shrewd rollouts and fallback: a leader holding at least this many cards keeps its
         #: masters (``policy._shrewd``; 0: never).
         self.patience = option(patience, "EXPERT_PATIENCE", DEFAULT_PATIENCE, int)
@@ -380,18 +384,21 @@ class ExpertBot:
             list(view.voids) if self.careful else None, self.eps, self.rng, self.shrewd,
             self.smooth, patience, race,
         )  # fmt: skip
+        own = self.own
+        if self.own_early and view.played.bit_count() > self.own_early:
+            own = 0
         if self.native and not self.eps and not self.smooth:
             policy = "shrewd" if self.shrewd else "careful"
             evaluator.native = native_for(
                 first, rules, outlook.table, self.seat & 1, self.exact_cards,
                 policy if self.careful else "greedy", evaluator.voids,
                 (
-                    self.own,
+                    own,
                     self.own_plies,
                     int(self.own_team) | 2 * int(self.own_leads) | 4 * self.own_lead_plies,
                 ),
-                self.rng.getrandbits(32) if self.own else 0, patience, race,
-                view.public_facts() if self.own else None,
+                self.rng.getrandbits(32) if own else 0, patience, race,
+                view.public_facts() if own else None,
             )  # fmt: skip
         action, means, used = pimc(
             candidates, draw, evaluator, max_worlds=self.max_worlds,
