@@ -22,8 +22,13 @@ _LINE = re.compile(r"^seed (\d+): ([01](?:\.5|\.0)?)\s*$")
 
 def pair_scores(path: Path) -> dict[int, float]:
     """Seed -> the first bot's pair score (0, ½ or 1) as printed by ``bot_strength.py``."""
+    return scores_in(path.read_text())
+
+
+def scores_in(text: str) -> dict[int, float]:
+    """Seed -> pair score of each ``seed N: score`` line of ``text``."""
     scores: dict[int, float] = {}
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         match = _LINE.match(line)
         if match:
             scores[int(match[1])] = float(match[2])
