@@ -5,13 +5,17 @@
 
 A reference (``benchmarks/reference/``) is a ``bot_strength.py`` log kept in the repository: its
 first line is the command that made it (``# bot_strength.py ARGS``), then one ``seed N: score``
-line a pair. Bots whose budget is counted in sampled deals replay exactly under a fixed seed
-(while the CPU-time cap does not bind), so a try on those seeds can be paired with the
-reference without playing the reference bot again, for as long as that bot plays as it did.
-This script plays ``--sample`` of the reference's seeds again with today's tree and prints each
-seed's stored and new pair score; it exits 1 if any differ. When a change to the bot's play is
-meant, the pinned play digests of the tests change with it and the reference must be made
-again.
+line a pair. A try on those seeds is paired with the reference without playing the
+reference bot again. This script plays ``--sample`` of the reference's seeds again with
+today's tree and prints each seed's stored and new pair score; it exits 1 if any differ.
+
+Bots whose budget is counted in sampled deals replay exactly under a fixed seed only while
+their CPU-time caps do not bind. ``expert-v1`` searches in Python and its 150 ms cap binds in
+its slowest ``pollack`` decisions, so about 30% of the pairs of
+``reference/pollack-expert-v1.log`` score differently from run to run (14 of 20 replayed):
+pairing with that reference is as fair as pairing with a fresh run, but this check cannot
+tell a change of play there. Lift both caps (``NAME:move_ms=100000``) for references it can
+check.
 """
 
 from __future__ import annotations
