@@ -44,21 +44,9 @@ def stored_command(path: Path) -> list[str]:
     return words[1:]
 
 
-def without(args: list[str], names: tuple[str, ...]) -> list[str]:
-    """``args`` less each ``--name VALUE`` of ``names``."""
-    kept, skip = [], False
-    for word in args:
-        if skip:
-            skip = False
-        elif word in names:
-            skip = True
-        else:
-            kept.append(word)
-    return kept
-
-
 def replayed(args: list[str], seed: int) -> float:
-    """The pair score of ``seed`` played again with ``args``."""
+    """The pair score of ``seed`` played again with ``args`` (the stored ``--seed``,
+    ``--pairs`` and ``--procs`` are overridden: argparse keeps an option's last value)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = bot_strength.main([*args, "--seed", str(seed), "--pairs", "1", "--procs", "1"])
@@ -73,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=20, help="seeds to play again")
     parser.add_argument("--seed", type=int, default=0, help="which sample (random seed)")
     args = parser.parse_args(argv)
-    command = without(stored_command(args.reference), ("--seed", "--pairs", "--procs"))
+    command = stored_command(args.reference)
     stored = pair_scores(args.reference)
     seeds = sorted(random.Random(args.seed).sample(sorted(stored), min(args.sample, len(stored))))
     differ = 0
