@@ -194,7 +194,7 @@ def host_state() -> dict[str, float]:
 class DecisionMeter:
     """Meters one decision of the seat whose tree starts at ``root`` (owned by ``uid``, if
     known). ``start()`` at the request; ``charged()`` whenever the channel's wait ends without a
-    reply; ``charged_cheap()`` at a reply."""
+    reply; ``over_on_cpu()`` and ``charged_cheap()`` at a reply."""
 
     def __init__(
         self,
@@ -209,6 +209,8 @@ class DecisionMeter:
         #: processes' own counts (``process_cpu``) stand for it.
         self.total_cpu = total_cpu
         self._base_total = 0.0
+        #: The seat's cumulative CPU at ``start`` (``_cheap_cpu``).
+        self._start_cpu = 0.0
         #: The seat's processes read cheaply (its cgroup's ``cgroup.procs``), if it has a cgroup:
         #: then they are looked up at every check, forks included.
         self.members = members
@@ -236,6 +238,7 @@ class DecisionMeter:
     def start(self) -> None:
         self.runnable = False
         self.started = time.monotonic()
+        self._start_cpu = self._cheap_cpu()
         self._metered_at = None
         self._base = None
 
@@ -314,6 +317,24 @@ class DecisionMeter:
             if found:
                 return [self.root, *(pid for pid in found if pid != self.root)]
         return tree_pids(self.root, self.uid)
+
+    def over_on_cpu(self, limit_s: float) -> bool:
+        """At a reply: the CPU the seat used in this decision reached ``limit_s``, by the larger
+        of its cumulative count's rise since ``start`` (its cgroup's, else its first process's
+        with the children it reaped: one file read) and the metered threads' CPU. Only CPU
+        counts here, never wall time: a reply the worker was slow to read costs nothing."""
+        cpu = self._cheap_cpu() - self._start_cpu
+        if self._metered_at is not None and self._base is not None:
+            self.charged(rescan=False)
+            cpu = max(cpu, self.last.get("cpu_s", 0.0))
+        self.last["cpu_s"] = cpu
+        return cpu >= limit_s
+
+    def _cheap_cpu(self) -> float:
+        """The seat's cumulative CPU read cheaply: its cgroup's count, else its first process's
+        (its threads', exited ones included, and the children it reaped)."""
+        total = self.total_cpu() if self.total_cpu is not None else None
+        return total if total is not None else process_cpu([self.root])
 
     def charged_cheap(self) -> float:
         """At a reply: the wall time if the decision was quick (nothing read), else ``charged``."""

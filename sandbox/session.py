@@ -249,7 +249,8 @@ class BotSession:
 
     def _read_metered(self, limit_s: float, what: str, timeout_detail: str) -> bytes:
         """The reply, while the decision's charged time (``sandbox.clocks``) is under ``limit_s``.
-        The bot's ``timeout`` once it is not. If the wall-clock backstop passes first (the bot
+        The bot's ``timeout`` once it is not, or when the reply came after ``limit_s`` of CPU
+        (between two checks). If the wall-clock backstop passes first (the bot
         was kept off the CPU): the ``timeout`` of another seat of the match that burned CPU
         between its turns meanwhile (``sandbox.starvation``), else ``PlatformTimeout``."""
         meter = self._meter
@@ -257,9 +258,19 @@ class BotSession:
         deadline = min(meter.lazy_deadline(limit_s), meter.started + limit_s)
         while True:
             try:
-                return self._read(deadline, what)
+                line = self._read(deadline, what)
             except ChannelTimeout:
                 pass
+            else:
+                # A reply that came between two checks, after the limit's worth of CPU.
+                if meter.over_on_cpu(limit_s):
+                    cpu_ms = meter.last["cpu_s"] * 1000
+                    self._raise(
+                        "timeout",
+                        f"{timeout_detail}: its reply came after {cpu_ms:.0f} ms of CPU "
+                        f"({meter.describe()})",
+                    )
+                return line
             if meter.begin_metering() and self.match_seats is not None and self.seat is not None:
                 self.match_seats.begin(self.seat)  # the others' CPU, from now on
             charged = meter.charged()

@@ -19,6 +19,7 @@ import pytest
 from sandbox import BotFault, BotSession, Clock, TrustedProgram, TrustedRunner, open_session
 from sandbox.clocks import BACKSTOP_FACTOR, PlatformTimeout, task_times, tree_pids
 from tests.sandbox.helpers import (
+    SLOW_FIRST_TURN,
     STARVES_ITSELF,
     busy_host_processes,
     favour,
@@ -186,3 +187,33 @@ def test_children_forked_on_turn_cannot_pass_their_cpu_for_a_busy_host(start):
         session.turn(turn(2))
     assert raised.value.kind == "timeout", raised.value
     assert time.monotonic() - started < MOVE_MS / 1000 * BACKSTOP_FACTOR + 1.0
+
+
+def test_a_reply_after_the_limits_worth_of_cpu_is_late_even_between_checks(start):
+    """Two children burn 0.6 of MOVE_MS's CPU each on two cores: the bot replies after about
+    0.6 of MOVE_MS on the wall clock, before the clock's next check, having used 1.2 times its
+    limit in CPU. The reply is a timeout, not a move. (The favoured children may keep the
+    referee off the CPU until they are done, so that no check comes before the reply at all.)"""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two cores for CPU to outrun the wall clock")
+    burn_s = 0.6 * MOVE_MS / 1000
+    session = start(python_bot(on_turn=SLOW_FIRST_TURN + f"""
+    children = []
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:
+            t = time.process_time()
+            while time.process_time() - t < {burn_s}:
+                pass
+            os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.waitpid(pid, 0)
+    send({{"id": m["id"], "action": m["legal"][0]}})
+    """))
+    assert session.turn(turn(1)) == "play TH"
+    favour(session)
+    with pytest.raises(BotFault) as raised:
+        session.turn(turn(2))
+    assert raised.value.kind == "timeout", raised.value
+    assert "its reply came after" in raised.value.detail, raised.value.detail
