@@ -7,7 +7,8 @@ costs (``sandbox.starvation``: their cgroups, once when metering begins and once
     python benchmarks/clock_speed.py [--decisions 3000] [--slow 200]
 
 Goal: a quick decision costs the same with the fair clock (median within a few µs: it reads
-nothing from /proc). Figures only; nothing here asserts on timing.
+the seat's cumulative CPU once, from a descriptor kept open, and nothing from /proc). Figures
+only; nothing here asserts on timing.
 """
 
 from __future__ import annotations
@@ -30,10 +31,14 @@ from sandbox.starvation import MatchSeats
 
 
 class WallMeter(DecisionMeter):
-    """The reference: a meter that never starts metering (charged time = wall time)."""
+    """The reference: a meter that never starts metering (charged time = wall time) and reads
+    no CPU count at the request or at the reply."""
 
     def begin_metering(self) -> bool:
         return False
+
+    def _cheap_cpu(self) -> float:
+        return 0.0
 
 
 def bench_round_trips(root: Path, decisions: int, blocks: int = 10) -> dict[str, list[float]]:

@@ -200,6 +200,7 @@ class SeatCgroup:
         #: Where the seat's processes are listed, and the file of its cumulative CPU time.
         self._members = self.folders[0] if self.mode == "v2" else self.folders[1]
         self._cpu_file: Path | None = None
+        self._cpu_fd: int | None = None
         if self.mode == "v2":
             self._cpu_file = self.folders[0] / "cpu.stat"
         elif len(support.parents) > 2:
@@ -264,8 +265,9 @@ class SeatCgroup:
         if self._cpu_file is None:
             return None
         try:
-            with open(self._cpu_file, "rb") as file:
-                text = file.read()
+            if self._cpu_fd is None:  # kept open: a read at offset 0 is the count now
+                self._cpu_fd = os.open(self._cpu_file, os.O_RDONLY | os.O_CLOEXEC)
+            text = os.pread(self._cpu_fd, 4096, 0)
             if self.mode == "v1":
                 return int(text) / 1e9
             for line in text.splitlines():
@@ -285,10 +287,10 @@ class SeatCgroup:
 
     def remove(self, timeout: float = 2.0) -> bool:
         """Kill what is left in the seat and remove its cgroup(s); True when they are gone."""
-        for fd in self._procs:
+        for fd in (*self._procs, *((self._cpu_fd,) if self._cpu_fd is not None else ())):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        self._procs = []
+        self._procs, self._cpu_fd = [], None
         deadline = time.monotonic() + timeout
         while True:
             for pid in self.pids():

@@ -45,6 +45,8 @@ BACKSTOP_FACTOR = 3.0
 #: A decision is metered only after this long (a quick reply reads nothing from /proc).
 LAZY_S = 0.02
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
+#: The host's CPUs: no seat can spend CPU faster than this many seconds a second.
+_CPUS = os.cpu_count() or 1
 
 
 class PlatformTimeout(Exception):
@@ -322,7 +324,10 @@ class DecisionMeter:
         """At a reply: the CPU the seat used in this decision reached ``limit_s``, by the larger
         of its cumulative count's rise since ``start`` (its cgroup's, else its first process's
         with the children it reaped: one file read) and the metered threads' CPU. Only CPU
-        counts here, never wall time: a reply the worker was slow to read costs nothing."""
+        counts here, never wall time: a reply the worker was slow to read costs nothing. A reply
+        too quick for all the host's CPUs together to have spent ``limit_s`` reads nothing."""
+        if (time.monotonic() - self.started) * _CPUS < limit_s:
+            return False
         cpu = self._cheap_cpu() - self._start_cpu
         if self._metered_at is not None and self._base is not None:
             self.charged(rescan=False)
