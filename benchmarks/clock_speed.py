@@ -37,8 +37,8 @@ class WallMeter(DecisionMeter):
     def begin_metering(self) -> bool:
         return False
 
-    def _cheap_cpu(self) -> float:
-        return 0.0
+    def _cheap_cpu(self) -> tuple[float, float]:
+        return 0.0, 0.0
 
 
 def bench_round_trips(root: Path, decisions: int, blocks: int = 10) -> dict[str, list[float]]:

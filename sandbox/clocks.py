@@ -240,7 +240,7 @@ class DecisionMeter:
     def start(self) -> None:
         self.runnable = False
         self.started = time.monotonic()
-        self._start_cpu = self._cheap_cpu()
+        self._start_cpu = self._cheap_cpu()[0]
         self._metered_at = None
         self._base = None
 
@@ -328,18 +328,22 @@ class DecisionMeter:
         too quick for all the host's CPUs together to have spent ``limit_s`` reads nothing."""
         if (time.monotonic() - self.started) * _CPUS < limit_s:
             return False
-        cpu = self._cheap_cpu() - self._start_cpu
+        now, resolution = self._cheap_cpu()
+        cpu = now - self._start_cpu - resolution  # two readings in ticks: one tick of doubt
         if self._metered_at is not None and self._base is not None:
             self.charged(rescan=False)
             cpu = max(cpu, self.last.get("cpu_s", 0.0))
         self.last["cpu_s"] = cpu
         return cpu >= limit_s
 
-    def _cheap_cpu(self) -> float:
-        """The seat's cumulative CPU read cheaply: its cgroup's count, else its first process's
-        (its threads', exited ones included, and the children it reaped)."""
+    def _cheap_cpu(self) -> tuple[float, float]:
+        """The seat's cumulative CPU read cheaply, and its resolution: its cgroup's count (in
+        nanoseconds), else its first process's (its threads', exited ones included, and the
+        children it reaped) in clock ticks."""
         total = self.total_cpu() if self.total_cpu is not None else None
-        return total if total is not None else process_cpu([self.root])
+        if total is not None:
+            return total, 0.0
+        return process_cpu([self.root]), 1 / _CLK_TCK
 
     def charged_cheap(self) -> float:
         """At a reply: the wall time if the decision was quick (nothing read), else ``charged``."""
