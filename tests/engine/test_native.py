@@ -291,3 +291,35 @@ def test_the_seats_own_searches_run_only_early_in_the_deal_where_asked(monkeypat
     assert outcome.replay["result"]["fault"] is None
     assert {own for played, own in seen if played <= 4} == {2}
     assert {own for played, own in seen if played > 4} == {0}
+
+
+@needs_native
+def test_the_seats_own_searches_are_the_default_only_where_melds_count_and_no_budget_is_asked(
+    monkeypatch,
+):
+    """Where melds count and the search runs in C, the expert's rollouts run the seats' own
+    searches at the start of the deal (``NATIVE_MELD_OWN``, round 38); not where melds do not
+    count, not for a level with a budget in deals, and a setting asked for is kept."""
+    from engine.bots.expert import NATIVE_MELD_OWN
+    from engine.bots.levels import LEVELS
+
+    for name in ("EXPERT_OWN", "EXPERT_OWN_EARLY", "EXPERT_WORLDS", "EXPERT_NATIVE"):
+        monkeypatch.delenv(name, raising=False)
+
+    def own_after_hello(bot: ExpertBot, preset: str) -> tuple[int, int, int, int]:
+        bot.hello({"seat": 0, "rules": rules_for(preset).to_dict(), "match": "m"})
+        return (bot.own, bot.own_plies, bot.own_lead_plies, bot.own_early)
+
+    assert NATIVE_MELD_OWN == (4, 1, 8, 8)
+    bot = ExpertBot()
+    assert own_after_hello(bot, "pollack") == NATIVE_MELD_OWN
+    assert own_after_hello(bot, "quatre-sept")[0] == 0  # the same bot in another match
+    assert own_after_hello(bot, "pollack") == NATIVE_MELD_OWN
+    assert own_after_hello(LEVELS["expert-4"](), "pollack") == NATIVE_MELD_OWN
+    for level in ("expert-1", "expert-2", "expert-3"):
+        assert own_after_hello(LEVELS[level](), "pollack")[0] == 0, level
+    assert own_after_hello(ExpertBot(worlds=64), "pollack")[0] == 0
+    assert own_after_hello(ExpertBot(own_early=3), "pollack") == (0, 4, 0, 3)
+    assert own_after_hello(ExpertBot(native=False), "pollack")[0] == 0
+    monkeypatch.setenv("EXPERT_OWN", "0")
+    assert own_after_hello(ExpertBot(), "pollack")[0] == 0

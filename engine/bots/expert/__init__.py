@@ -59,6 +59,14 @@ NATIVE_EXACT = 16
 #: CPU than the Python search's 64 (median 17 ms against 22) and scored higher against
 #: ``expert-v1`` (``docs/expert-log.md``, round 16); the solver stays at ``MELD_EXACT``.
 NATIVE_MELD_WORLDS = 256
+#: Where the search runs in C and melds count, the seats' own searches in the rollouts, kept to
+#: the start of the deal (``own``, ``own_plies``, ``own_lead_plies``, ``own_early``): each seat's
+#: reply and its leads within the first 8 moves are chosen by its own search over 4 deals it
+#: imagines, in decisions taken while at most 8 cards of the deal are played. +1.75 ± 1.6 points
+#: against ``expert-v1`` over 1,600 pairs, paired with the expert without them (a first look and
+#: a confirmation: ``docs/expert-log.md``, rounds 37-38). Not where a budget in deals is asked
+#: for (levels 1-3 keep their play), nor where any of these settings is.
+NATIVE_MELD_OWN = (4, 1, 8, 8)
 DEFAULT_MS = 150.0
 #: Where melds count, read the partner as this bot by default (``twins`` and the shrewd judge
 #: of its cards): there it scored 3 points more against ``expert-v1`` (``docs/expert-log.md``,
@@ -241,6 +249,17 @@ class ExpertBot:
         #: The seats' own searches only in decisions taken while at most this many cards of
         #: the deal have been played (0: in every decision).
         self.own_early = option(own_early, "EXPERT_OWN_EARLY", "0", int)
+        #: The own searches' settings where melds do not count and where they do (``hello``):
+        #: asking for any of them, or for a budget, keeps the settings asked in both.
+        self.plain_own = (self.own, self.own_plies, self.own_lead_plies, self.own_early)
+        own_asked = worlds_asked or any(
+            value is not None or f"EXPERT_{name}" in os.environ
+            for value, name in (
+                (own, "OWN"), (own_plies, "OWN_PLIES"), (own_lead_plies, "OWN_LEAD_PLIES"),
+                (own_early, "OWN_EARLY"), (own_team, "OWN_TEAM"), (own_leads, "OWN_LEADS"),
+            )
+        )  # fmt: skip
+        self.native_meld_own = self.plain_own if own_asked else NATIVE_MELD_OWN
         #: Shrewd rollouts and fallback: a leader holding at least this many cards keeps its
         #: masters (``policy._shrewd``; 0: never).
         self.patience = option(patience, "EXPERT_PATIENCE", DEFAULT_PATIENCE, int)
@@ -271,10 +290,13 @@ class ExpertBot:
         self.exact_cards = self.meld_exact if melds else self.plain_exact
         # Built (once per host and source) while greeted: hello's clock is the long one.
         native = self.native and library() is not None
+        own = self.plain_own
         if native and not melds:
             self.max_worlds, self.exact_cards = self.native_worlds, self.native_exact
         elif native:
             self.max_worlds = self.native_meld_worlds
+            own = self.native_meld_own
+        self.own, self.own_plies, self.own_lead_plies, self.own_early = own
         self.outlook = Outlook(self.rules, self.lead)
         clock = message.get("clock") or {}
         self.bank_left = clock.get("bank_ms", 60_000) / 1000
