@@ -299,12 +299,12 @@ def test_the_seats_own_searches_are_the_default_only_where_melds_count_and_no_bu
 ):
     """Where melds count and the search runs in C, the expert's rollouts run the seats' own
     searches at the start of the deal (``NATIVE_MELD_OWN``, round 38); not where melds do not
-    count, not for a level with a budget in deals, and a setting asked for is kept."""
+    count, not for a level with a budget in deals; a setting asked for replaces its own."""
     from engine.bots.expert import NATIVE_MELD_OWN
     from engine.bots.levels import LEVELS
 
-    for name in ("EXPERT_OWN", "EXPERT_OWN_EARLY", "EXPERT_WORLDS", "EXPERT_NATIVE"):
-        monkeypatch.delenv(name, raising=False)
+    for name in ("OWN", "OWN_PLIES", "OWN_LEAD_PLIES", "OWN_EARLY", "WORLDS", "NATIVE"):
+        monkeypatch.delenv(f"EXPERT_{name}", raising=False)
 
     def own_after_hello(bot: ExpertBot, preset: str) -> tuple[int, int, int, int]:
         bot.hello({"seat": 0, "rules": rules_for(preset).to_dict(), "match": "m"})
@@ -319,7 +319,12 @@ def test_the_seats_own_searches_are_the_default_only_where_melds_count_and_no_bu
     for level in ("expert-1", "expert-2", "expert-3"):
         assert own_after_hello(LEVELS[level](), "pollack")[0] == 0, level
     assert own_after_hello(ExpertBot(worlds=64), "pollack")[0] == 0
-    assert own_after_hello(ExpertBot(own_early=3), "pollack") == (0, 4, 0, 3)
+    assert own_after_hello(ExpertBot(own_early=3), "pollack") == (4, 1, 8, 3)
+    assert own_after_hello(ExpertBot(own_early=3), "quatre-sept") == (0, 4, 0, 3)
+    assert own_after_hello(ExpertBot(own=0), "pollack")[0] == 0
     assert own_after_hello(ExpertBot(native=False), "pollack")[0] == 0
     monkeypatch.setenv("EXPERT_OWN", "0")
     assert own_after_hello(ExpertBot(), "pollack")[0] == 0
+    monkeypatch.setenv("EXPERT_OWN_PLIES", "2")
+    monkeypatch.delenv("EXPERT_OWN")
+    assert own_after_hello(ExpertBot(), "pollack") == (4, 2, 8, 8)

@@ -64,8 +64,8 @@ NATIVE_MELD_WORLDS = 256
 #: reply and its leads within the first 8 moves are chosen by its own search over 4 deals it
 #: imagines, in decisions taken while at most 8 cards of the deal are played. +1.75 ± 1.6 points
 #: against ``expert-v1`` over 1,600 pairs, paired with the expert without them (a first look and
-#: a confirmation: ``docs/expert-log.md``, rounds 37-38). Not where a budget in deals is asked
-#: for (levels 1-3 keep their play), nor where any of these settings is.
+#: a confirmation: ``docs/expert-log.md``, rounds 37-38). A setting asked for replaces its
+#: value here (``own=0``: none); a budget in deals asked for replaces them all (levels 1-3).
 NATIVE_MELD_OWN = (4, 1, 8, 8)
 DEFAULT_MS = 150.0
 #: Where melds count, read the partner as this bot by default (``twins`` and the shrewd judge
@@ -250,16 +250,22 @@ class ExpertBot:
         #: the deal have been played (0: in every decision).
         self.own_early = option(own_early, "EXPERT_OWN_EARLY", "0", int)
         #: The own searches' settings where melds do not count and where they do (``hello``):
-        #: asking for any of them, or for a budget, keeps the settings asked in both.
+        #: a setting asked for is kept in both; one not asked for takes ``NATIVE_MELD_OWN``'s
+        #: where melds count, unless a budget in deals is asked for (then none does).
         self.plain_own = (self.own, self.own_plies, self.own_lead_plies, self.own_early)
-        own_asked = worlds_asked or any(
+        asked_own = [
             value is not None or f"EXPERT_{name}" in os.environ
             for value, name in (
                 (own, "OWN"), (own_plies, "OWN_PLIES"), (own_lead_plies, "OWN_LEAD_PLIES"),
-                (own_early, "OWN_EARLY"), (own_team, "OWN_TEAM"), (own_leads, "OWN_LEADS"),
+                (own_early, "OWN_EARLY"),
             )
-        )  # fmt: skip
-        self.native_meld_own = self.plain_own if own_asked else NATIVE_MELD_OWN
+        ]  # fmt: skip
+        settings = zip(self.plain_own, asked_own, NATIVE_MELD_OWN, strict=True)
+        self.native_meld_own = (
+            self.plain_own
+            if worlds_asked
+            else tuple(mine if asked else default for mine, asked, default in settings)
+        )
         #: Shrewd rollouts and fallback: a leader holding at least this many cards keeps its
         #: masters (``policy._shrewd``; 0: never).
         self.patience = option(patience, "EXPERT_PATIENCE", DEFAULT_PATIENCE, int)
