@@ -266,8 +266,16 @@ class DecisionMeter:
     def _seat_cpu(self) -> float:
         """The seat's cumulative CPU: its cgroup's count where there is one, else its processes'
         (exited threads and reaped children included)."""
+        return self._cpu_count(self._pids)[0]
+
+    def _cpu_count(self, pids: list[int]) -> tuple[float, float]:
+        """The seat's cumulative CPU and the count's resolution: its cgroup's count (in
+        nanoseconds) where there is one, else ``pids``' own counts with the children they
+        reaped (``process_cpu``, in clock ticks)."""
         total = self.total_cpu() if self.total_cpu is not None else None
-        return total if total is not None else process_cpu(self._pids)
+        if total is not None:
+            return total, 0.0
+        return process_cpu(pids), 1 / _CLK_TCK
 
     def lowered_priority(self) -> bool:
         """The seat lowered its own scheduling priority (``lowered_priority``)."""
@@ -337,13 +345,10 @@ class DecisionMeter:
         return cpu >= limit_s
 
     def _cheap_cpu(self) -> tuple[float, float]:
-        """The seat's cumulative CPU read cheaply, and its resolution: its cgroup's count (in
-        nanoseconds), else its first process's (its threads', exited ones included, and the
-        children it reaped) in clock ticks."""
-        total = self.total_cpu() if self.total_cpu is not None else None
-        if total is not None:
-            return total, 0.0
-        return process_cpu([self.root]), 1 / _CLK_TCK
+        """The seat's cumulative CPU read cheaply (one file), and its resolution: without a
+        cgroup, only its first process's count (its threads', exited ones included, and the
+        children it reaped)."""
+        return self._cpu_count([self.root])
 
     def charged_cheap(self) -> float:
         """At a reply: the wall time if the decision was quick (nothing read), else ``charged``."""
