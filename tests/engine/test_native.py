@@ -294,6 +294,35 @@ def test_the_seats_own_searches_run_only_early_in_the_deal_where_asked(monkeypat
 
 
 @needs_native
+def test_own_worlds_sets_the_roots_budget_only_where_the_own_searches_run(monkeypatch):
+    """``own_worlds=N``: the decisions whose rollouts run the seats' own searches search N
+    deals at the root; every other decision keeps the expert's budget."""
+    import engine.bots.expert as expert_module
+
+    budgets: list[tuple[int, int]] = []
+    owns: list[int] = []
+
+    def recording_native(world, *settings, **named):
+        owns.append(settings[6][0])
+        return native_for(world, *settings, **named)
+
+    def recording_pimc(candidates, draw, evaluator, **named):
+        budgets.append((owns[-1] if evaluator.native else -1, named["max_worlds"]))
+        return pimc(candidates, draw, evaluator, **named)
+
+    pimc = expert_module.pimc
+    monkeypatch.setattr(expert_module, "native_for", recording_native)
+    monkeypatch.setattr(expert_module, "pimc", recording_pimc)
+    bot = ExpertBot(worlds=6, move_ms=60_000, own=2, own_plies=1, own_early=4, own_worlds=3)
+    seats = [BotSeat(bot) if s == 0 else BotSeat(make_bot("tracker")) for s in range(4)]
+    clock = AnnouncedClock(move_ms=600_000, bank_ms=60_000_000)
+    outcome = referee_match(rules_for("pollack"), seats, seed=3, match_id="ow", clock=clock)
+    assert outcome.replay["result"]["fault"] is None
+    assert {worlds for own, worlds in budgets if own} == {3}
+    assert {worlds for own, worlds in budgets if not own} == {6}
+
+
+@needs_native
 def test_the_seats_own_searches_are_the_default_only_where_melds_count_and_no_budget_is_asked(
     monkeypatch,
 ):

@@ -140,6 +140,7 @@ class ExpertBot:
         own_leads: bool | None = None,
         own_lead_plies: int | None = None,
         own_early: int | None = None,
+        own_worlds: int | None = None,
         patience: int | None = None,
         race: int | None = None,
         partner_search: int | None = None,
@@ -249,6 +250,9 @@ class ExpertBot:
         #: The seats' own searches only in decisions taken while at most this many cards of
         #: the deal have been played (0: in every decision).
         self.own_early = option(own_early, "EXPERT_OWN_EARLY", "0", int)
+        #: The root's budget in deals in the decisions where the own searches run, whose cost
+        #: is the root's deals times the seat's (0: the budget of every other decision).
+        self.own_worlds = option(own_worlds, "EXPERT_OWN_WORLDS", "0", int)
         #: The own searches' settings where melds do not count and where they do (``hello``):
         #: a setting asked for is kept in both; one not asked for takes ``NATIVE_MELD_OWN``'s
         #: where melds count, unless a budget in deals is asked for (then none does).
@@ -415,7 +419,10 @@ class ExpertBot:
         own = self.own
         if self.own_early and view.played.bit_count() > self.own_early:
             own = 0
+        max_worlds = self.max_worlds
         if self.native and not self.eps and not self.smooth:
+            if own and self.own_worlds:
+                max_worlds = self.own_worlds
             policy = "shrewd" if self.shrewd else "careful"
             evaluator.native = native_for(
                 first, rules, outlook.table, self.seat & 1, self.exact_cards,
@@ -429,7 +436,7 @@ class ExpertBot:
                 view.public_facts() if own else None,
             )  # fmt: skip
         action, means, used = pimc(
-            candidates, draw, evaluator, max_worlds=self.max_worlds,
+            candidates, draw, evaluator, max_worlds=max_worlds,
             deadline=started + budget, fallback=fallback, prior=prior, adaptive=self.adaptive,
         )  # fmt: skip
         self.last_worlds = used
