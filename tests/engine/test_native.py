@@ -307,7 +307,8 @@ def test_own_worlds_sets_the_roots_budget_only_where_the_own_searches_run(monkey
         return native_for(world, *settings, **named)
 
     def recording_pimc(candidates, draw, evaluator, **named):
-        budgets.append((owns[-1] if evaluator.native else -1, named["max_worlds"]))
+        # A decision searched in Python runs no own searches: it counts with the others.
+        budgets.append((owns[-1] if evaluator.native else 0, named["max_worlds"]))
         return pimc(candidates, draw, evaluator, **named)
 
     pimc = expert_module.pimc
