@@ -55,11 +55,13 @@ BUILTIN_BOTS = BotRegistry({
     **{name: _level(name) for name in LEVEL_NAMES},
 })
 #: The expert's measuring panel, for local duels only (``python -m engine``, benchmarks): the
-#: first expert frozen, and two opponents written apart from it.
+#: first expert frozen, and three opponents written apart from it (``ismcts``: information-set
+#: MCTS, written from the rules and the protocol alone).
 PANEL_BOTS = BotRegistry({
     "expert-v1": _class("engine.bots.expert_v1", "ExpertV1Bot"),
     "tracker": _class("engine.bots.tracker", "TrackerBot"),
     "rollout": _class("engine.bots.rollout", "RolloutBot"),
+    "ismcts": _class("engine.bots.ismcts", "ISMCTSBot"),
 })
 LOCAL_BOTS = BotRegistry({**BUILTIN_BOTS._loaders, **PANEL_BOTS._loaders})
 #: Bot classes exported by name, imported on first use.

@@ -27,7 +27,7 @@ VARIANTS = [rules_for(p) for p in PRESETS] + [
 def test_builtins():
     levels = {f"expert-{n}" for n in range(1, 5)}
     assert set(BUILTIN_BOTS) == {"random", "greedy", "expert", *levels}
-    assert set(LOCAL_BOTS) == set(BUILTIN_BOTS) | {"expert-v1", "tracker", "rollout"}
+    assert set(LOCAL_BOTS) == set(BUILTIN_BOTS) | {"expert-v1", "tracker", "rollout", "ismcts"}
     with pytest.raises(ValueError, match="random"):
         make_bot("nobody")
 

@@ -1,18 +1,28 @@
-"""The expert's measuring panel (``tracker``, ``rollout``, ``expert-v1``) and the levels: legal in
-every preset and option, never falling back, and the levels replay exactly under a fixed seed."""
+"""The expert's measuring panel (``tracker``, ``rollout``, ``expert-v1``, ``ismcts``) and the
+levels: legal in every preset and option, never falling back, and the levels and ``ismcts``
+replay exactly under a fixed seed; ``ismcts`` decides from its own seat's view alone."""
 
 from __future__ import annotations
 
 import hashlib
+import random
 
 import pytest
 
+from engine.actions import CLAIM
 from engine.bots import BUILTIN_BOTS, BotSeat, make_bot
 from engine.bots.expert_v1 import ExpertV1Bot
+from engine.bots.ismcts import ISMCTSBot
+from engine.bots.ismcts.sampler import Sampler
+from engine.bots.ismcts.search import rebuild
+from engine.bots.ismcts.view import read_view
 from engine.bots.levels import LEVEL_BUDGETS, LEVELS, PRESET_LEVEL_BUDGETS, budgets_for
 from engine.bots.rollout import RolloutBot
+from engine.cards import TNA_MASKS
+from engine.observe import observe
 from engine.referee import AnnouncedClock, referee_match
 from engine.rules import rules_for
+from engine.state import new_match
 
 PRESETS = ["quatre-sept", "politaine", "la-poule", "pollack"]
 VARIANTS = [rules_for(p) for p in PRESETS] + [
@@ -178,3 +188,154 @@ def test_low_levels_play_legally_and_replay_exactly(rules, capsys):
 
     assert deals() == deals()
     assert "expert:" not in capsys.readouterr().err
+
+
+#: A clock no decision of a test comes near: the ismcts CPU cap never binds.
+SLOW = AnnouncedClock(move_ms=60_000, bank_ms=10_000_000)
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=IDS)
+def test_ismcts_plays_legally_everywhere(rules, capsys):
+    for seed in range(4):
+        bots = [ISMCTSBot(iterations=8) for _ in range(4)]
+        seats = [
+            BotSeat(b if seed > 1 or s % 2 == seed else make_bot("random"))
+            for s, b in enumerate(bots)
+        ]
+        outcome = referee_match(_short(rules), seats, seed=seed, match_id=f"i{seed}")
+        assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
+        assert [b.fallbacks for b in bots] == [0, 0, 0, 0]
+        assert any(b.searches for b in bots)
+    assert "ismcts:" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rules", VARIANTS[:4], ids=IDS[:4])
+def test_ismcts_replays_exactly(rules):
+    def deals():
+        seats = [
+            BotSeat(ISMCTSBot(iterations=12, move_ms=60_000) if s % 2 else make_bot("greedy"))
+            for s in range(4)
+        ]
+        outcome = referee_match(_short(rules), seats, seed=11, match_id="same", clock=SLOW)
+        assert outcome.replay["result"]["fault"] is None, outcome.replay["result"]
+        return outcome.replay["deals"]
+
+    assert deals() == deals()
+
+
+def _turns(rules, seed, count):
+    """``count`` play decisions of a match of random legal actions (never a claim): each as
+    (state, its turn message)."""
+    rng = random.Random(seed)
+    state, found = new_match(rules, seed), []
+    while not state.is_over and len(found) < count:
+        if state.decision == "play" and rng.random() < 0.3:
+            message = {
+                "type": "turn",
+                "id": 1,
+                "decision": "play",
+                "state": observe(state, state.to_move),
+                "legal": state.legal_strings(),
+            }
+            found.append((state, message))
+        legal = [a for a in state.legal() if a != CLAIM]  # a claim would end the match
+        state = state.apply(legal[rng.randrange(len(legal))])
+    return found
+
+
+def _keeps_the_facts(view, hands, rules):
+    dealt = [hands[s] | view.played[s] for s in range(4)]
+    for s in range(4):
+        if s == view.seat:
+            assert hands[s] == view.hand
+            continue
+        assert hands[s] & ~view.unknown == 0 and hands[s].bit_count() == view.counts[s]
+        assert hands[s] & view.forbidden[s] == 0 and hands[s] & view.must[s] == view.must[s]
+        assert sum(dealt[s] & m == m for m in TNA_MASKS) >= view.poules[s]
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=IDS)
+def test_ismcts_facts_hold_for_the_true_deal_and_every_draw(rules):
+    """The hard facts read from a turn message hold for the hands really held (none is wrong),
+    the deal rebuilt from them is the engine's own position, and every draw of the sampler keeps
+    the facts and replays the deal's public actions legally."""
+    fields = (
+        "phase",
+        "to_move",
+        "trick",
+        "leader",
+        "taken",
+        "won",
+        "low",
+        "run",
+        "announced",
+        "poules",
+        "bonus",
+        "melds",
+        "melded",
+        "said",
+        "tricks",
+    )
+    for seed in range(6):
+        for state, message in _turns(_short(rules), seed, 12):
+            view = read_view(rules, message)
+            _keeps_the_facts(view, state.hands, rules)
+            rebuilt = rebuild(rules, view, state.hands)
+            assert rebuilt is not None
+            assert rebuilt.hands == state.hands
+            assert all(getattr(rebuilt, f) == getattr(state, f) for f in fields)
+            sampler = Sampler(view, random.Random(seed), rules)
+            for _ in range(5):
+                hands = sampler.deal()
+                _keeps_the_facts(view, hands, rules)
+                assert rebuild(rules, view, hands) is not None
+
+
+def _swap_hidden(state, rng):
+    """The same position with two unplayed cards of one suit swapped between two seats other than
+    the one to move (None if no such pair is found): nothing the seat to move can see."""
+    seat = state.to_move
+    others = [s for s in range(4) if s != seat]
+    hands = list(state.hands)
+    for _ in range(200):
+        a, b = rng.sample(others, 2)
+        x = rng.choice([c for c in range(32) if hands[a] >> c & 1] or [None])
+        y = rng.choice([c for c in range(32) if hands[b] >> c & 1] or [None])
+        if x is not None and y is not None and x >> 3 == y >> 3:
+            hands[a] ^= (1 << x) | (1 << y)
+            hands[b] ^= (1 << x) | (1 << y)
+            return state.with_hands(tuple(hands))
+    return None
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=IDS)
+def test_ismcts_decides_from_its_own_view_alone(rules):
+    """Two positions that differ only in cards the seat to move cannot see (two hidden cards of
+    one suit swapped between two other seats) give it the same message, and the same choice
+    under the same seed; and a change the seat can see does change the message."""
+    rng = random.Random(5)
+    checked = 0
+    for seed in range(4):
+        for state, message in _turns(_short(rules), seed, 6):
+            other = _swap_hidden(state, rng)
+            if other is None or other.hands == state.hands:
+                continue
+            twin = {**message, "state": observe(other, other.to_move)}
+            assert twin == message
+            choices = []
+            for m in (message, twin):
+                bot = ISMCTSBot(iterations=30, move_ms=60_000)
+                bot.hello(
+                    {
+                        "type": "hello",
+                        "seat": state.to_move,
+                        "rules": rules.to_dict(),
+                        "match": "fair",
+                        "clock": SLOW.to_dict(),
+                    }
+                )
+                choices.append(bot.act(m))
+                assert bot.fallbacks == 0
+            assert choices[0] == choices[1]
+            checked += 1
+    assert checked >= 10
