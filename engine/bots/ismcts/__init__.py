@@ -30,7 +30,7 @@ from engine.bots.ismcts.view import read_view
 from engine.cards import CODES, parse_card
 from engine.rules import RuleSet, rules_from_dict
 
-#: Iterations a decision: a median of 40-65 ms of CPU a searched decision, by preset.
+#: Iterations a decision: a median of 35-55 ms of CPU a searched decision, by preset.
 ITERATIONS = 350
 #: The hard CPU cap of one decision, in milliseconds.
 MOVE_MS = 150.0
