@@ -56,6 +56,14 @@ def cards_of(mask: int) -> tuple[int, ...]:
     return b0[mask & 255] + b1[mask >> 8 & 255] + b2[mask >> 16 & 255] + b3[mask >> 24 & 255]
 
 
+def mask_of(cards: Iterable[int]) -> int:
+    """The mask of card indices (``cards_of``'s inverse; a card given twice counts once)."""
+    mask = 0
+    for card in cards:
+        mask |= 1 << card
+    return mask
+
+
 def codes(mask: int) -> list[str]:
     """Card codes of a mask, in the canonical order used in every message and replay."""
     return [CODES[c] for c in cards_of(mask)]

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from engine.cards import CODES, DECK_SIZE, FULL_DECK, codes
+from engine.cards import CODES, DECK_SIZE, FULL_DECK, cards_of, codes, mask_of
 from engine.deck import deal_hands, seeded_hands, shuffled_deck
 from engine.rules import rules_for
 from engine.state import new_match
@@ -105,6 +105,13 @@ def test_hands_partition_the_deck():
             hands = seeded_hands(seed, 1, 0, dealer)
             assert all(bin(h).count("1") == 8 for h in hands)
             assert hands[0] | hands[1] | hands[2] | hands[3] == FULL_DECK
+
+
+def test_mask_of_inverts_cards_of():
+    for hand in seeded_hands(7, 1, 0, 0):
+        assert mask_of(cards_of(hand)) == hand
+    assert mask_of([5, 5, 12]) == 1 << 5 | 1 << 12
+    assert mask_of([]) == 0
 
 
 def test_a_match_deals_from_the_seed():

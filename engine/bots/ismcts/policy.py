@@ -12,7 +12,7 @@ import math
 import random
 
 from engine.actions import CLAIM, POLITAINE
-from engine.cards import CARD_THIRDS, LAST_TRICK_THIRDS, SUIT_MASKS, TNA_MASKS
+from engine.cards import CARD_THIRDS, LAST_TRICK_THIRDS, SUIT_MASKS, TNA_MASKS, mask_of
 from engine.optional import claim
 from engine.optional.melds import meld_cards
 from engine.optional.politaine import announceable
@@ -72,7 +72,7 @@ def playout_card(state: State, rng: random.Random, legal: tuple[int, ...]) -> in
     packed = state[2]
     hand = packed >> (seat << 5) & HAND
     out = (packed | packed >> 32 | packed >> 64 | packed >> 96) & HAND & ~hand
-    playable = _mask(legal)
+    playable = mask_of(legal)
     keep = _meld_cards(state, seat, hand)
     if not state[3]:
         return _lead(state, seat, hand, out, playable, keep)
@@ -190,13 +190,6 @@ def _richest(playable: int, out: int, keep: int) -> int:
         if key > best_key:
             best, best_key = card, key
     return best
-
-
-def _mask(legal: tuple[int, ...]) -> int:
-    out = 0
-    for card in legal:
-        out |= 1 << card
-    return out
 
 
 # -- the rest of a simulation ----------------------------------------------------------------------

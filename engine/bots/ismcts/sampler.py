@@ -20,7 +20,7 @@ from itertools import accumulate
 from math import comb, factorial
 
 from engine.bots.ismcts.view import View
-from engine.cards import RANK_7, RANK_8, RANK_MASKS, TNA_MASKS, cards_of
+from engine.cards import RANK_7, RANK_8, RANK_MASKS, TNA_MASKS, cards_of, mask_of
 from engine.rules import RuleSet
 
 #: A split of the classes: for the pair classes {0,1}, {0,2}, {1,2} how many go to the first seat
@@ -128,17 +128,17 @@ class Sampler:
             raise Infeasible
         x3, x5, x6, y0, y1, _ = splits[bisect(weights, self.rng.random() * weights[-1])]
         got = list(must)
-        got[0] |= _mask(classes[1])
-        got[1] |= _mask(classes[2])
-        got[2] |= _mask(classes[4])
+        got[0] |= mask_of(classes[1])
+        got[1] |= mask_of(classes[2])
+        got[2] |= mask_of(classes[4])
         for kind, first, second, count in ((3, 0, 1, x3), (5, 0, 2, x5), (6, 1, 2, x6)):
             cards = self._shuffled(classes[kind])
-            got[first] |= _mask(cards[:count])
-            got[second] |= _mask(cards[count:])
+            got[first] |= mask_of(cards[:count])
+            got[second] |= mask_of(cards[count:])
         cards = self._shuffled(classes[7])
-        got[0] |= _mask(cards[:y0])
-        got[1] |= _mask(cards[y0 : y0 + y1])
-        got[2] |= _mask(cards[y0 + y1 :])
+        got[0] |= mask_of(cards[:y0])
+        got[1] |= mask_of(cards[y0 : y0 + y1])
+        got[2] |= mask_of(cards[y0 + y1 :])
         hands = [0, 0, 0, 0]
         hands[self.view.seat] = self.view.hand
         for i, seat in enumerate(self.others):
@@ -151,13 +151,6 @@ class Sampler:
         out = cards[:]
         self.rng.shuffle(out)
         return out
-
-
-def _mask(cards: list[int]) -> int:
-    out = 0
-    for card in cards:
-        out |= 1 << card
-    return out
 
 
 @lru_cache(maxsize=4096)
