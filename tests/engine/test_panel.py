@@ -337,5 +337,19 @@ def test_ismcts_decides_from_its_own_view_alone(rules):
                 choices.append(bot.act(m))
                 assert bot.fallbacks == 0
             assert choices[0] == choices[1]
+            seen = _swap_with_mover(state)
+            assert {**message, "state": observe(seen, seen.to_move)} != message
             checked += 1
     assert checked >= 10
+
+
+def _swap_with_mover(state):
+    """The same position with one card of the seat to move swapped for one of the next seat's:
+    a change the seat to move can see (the control of the test above)."""
+    seat = state.to_move
+    hands = list(state.hands)
+    mine = hands[seat] & -hands[seat]
+    theirs = hands[(seat + 1) & 3] & -hands[(seat + 1) & 3]
+    hands[seat] ^= mine | theirs
+    hands[(seat + 1) & 3] ^= mine | theirs
+    return state.with_hands(tuple(hands))
