@@ -221,8 +221,31 @@ class State(NamedTuple):
         return match_over(self, record, result)
 
     def with_hands(self, hands: tuple[int, int, int, int]) -> State:
-        """The same position with other hidden cards (for search over sampled deals)."""
-        return evolve(self, packed=pack_hands(hands))
+        """The same position with other hidden cards (for search over sampled deals).
+
+        Invariant: the state that replaying this deal's actions from a deal of ``hands`` plus
+        each seat's cards played this deal gives, for hands that replay to this same decision.
+        Besides the hands, two fields of the table come from hidden cards: ``dealt`` becomes each
+        seat's new hand plus its plays, and under before-play the politaine run is read again
+        from the deal's last tricks (whether one is under way depends on its player holding the
+        rest of the suit: ``politaine.trailing_run``). The rest is public but for the decision
+        itself (whether a meld or a redeal is asked depends on the hands): hands that would not
+        reach it are the caller's to leave out.
+        """
+        phase, to_move, packed, trick, table = self
+        d0, d1, d2, d3 = table[6]
+        h0, h1, h2, h3 = hands
+        dealt = (
+            h0 | d0 & ~packed,
+            h1 | d1 & ~(packed >> 32),
+            h2 | d2 & ~(packed >> 64),
+            h3 | d3 & ~(packed >> 96),
+        )
+        run = table[13]
+        if table[0].politaine is _BEFORE_PLAY:
+            run = politaine_rule.trailing_run(table[8], trick, hands)
+        table = _new(Table, (*table[:6], dealt, *table[7:13], run, *table[14:]))
+        return _new(State, (phase, to_move, pack_hands(hands), trick, table))
 
     def replace(self, **changes: object) -> State:
         """This state with fields changed, those of ``table`` included (for building positions)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from engine.actions import POLITAINE
 from engine.cards import TNA_ALL, TNA_MASKS
-from engine.position import Said, add
+from engine.position import Said, Trick, add
 from engine.rules import Politaine
 
 POLITAINE_POINTS = 11
@@ -86,3 +86,42 @@ def advance(
         elif (hand | (1 << best)) & TNA_MASKS[suit] == TNA_MASKS[suit]:
             run = (winner, suit, 1)
     return run, bonus, poules
+
+
+def trailing_run(
+    tricks: tuple[Trick, ...], trick: tuple[int, ...], hands: tuple[int, int, int, int]
+) -> Run | None:
+    """The before-play run after this deal's finished ``tricks`` if the seats hold ``hands`` now
+    (``trick`` in progress): what ``advance`` gives trick by trick on the hands these imply.
+
+    Any trick won otherwise breaks a run, so only the last tricks count: a run ``(seat, suit,
+    k)`` is under way iff the last ``k`` tricks (1 or 2, not 3: the third completes it) were won
+    by ``seat`` with a T, 9 or A of ``suit``, and after the first of them ``seat`` held the rest
+    of that T-9-A: among the cards it won them with, the card it led to the trick in progress
+    (the last winner leads) and its hand now. A seat that could not start the run with the
+    first of those tricks cannot start it with the next either."""
+    if not tricks:
+        return None
+    last = tricks[-1]
+    seat = last.winner
+    best = last.cards[(seat - last.leader) & 3]
+    if (best & 7) > 2:
+        return None
+    suit = best >> 3
+    held = hands[seat] | 1 << best
+    if trick:
+        held |= 1 << trick[0]
+    count = 1
+    if len(tricks) > 1:
+        before = tricks[-2]
+        card = before.cards[(seat - before.leader) & 3]
+        if before.winner == seat and card >> 3 == suit and (card & 7) < 3:
+            if len(tricks) > 2:
+                first = tricks[-3]
+                card3 = first.cards[(seat - first.leader) & 3]
+                if first.winner == seat and card3 >> 3 == suit and (card3 & 7) < 3:
+                    return None  # the run was completed by the last trick
+            count = 2
+            held |= 1 << card
+    full = TNA_MASKS[suit]
+    return (seat, suit, count) if held & full == full else None

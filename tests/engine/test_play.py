@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from engine.cards import CODES
+from engine.cards import CODES, FULL_DECK, SUIT_MASKS
 from engine.rules import rules_for
-from engine.state import new_match
+from engine.state import deal_state, new_match
 from tests.engine.helpers import cards_in, deal, finish_deal, first_play, hands_from, run
 
 # A deal of quatre-sept (dealer 3, seat 0 leads) played out trick by trick below.
@@ -198,3 +200,95 @@ def test_the_table_built_by_position_reads_right_by_name():
         "low": False, "run": (3, 3, 1), "announced": (), "poules": (1, 0, 0, 0), "bonus": (0, 0),
         "melds": (0, 0), "melded": 0, "redeals": (), "history": (), "result": None,
     }  # fmt: skip
+
+
+# Rule sets for ``with_hands``: before-play politaine (whose run depends on hidden cards) with
+# the low lead, the redeal or melds, and the other modes.
+WITH_HANDS_RULES = [
+    rules_for("la-poule"),
+    rules_for("quatre-sept", politaine="before-play"),
+    rules_for("politaine", politaine="before-play"),
+    rules_for("la-poule", melds=True, low_lead="off"),
+    rules_for("quatre-sept"),
+    rules_for("politaine"),
+    rules_for("pollack"),
+]
+
+
+def _decisions(rules, seed, rng, deals=3):
+    """Each decision of the first ``deals`` deals of a match of random legal actions, with the
+    ``(seat, action)`` pairs taken since this deck was dealt."""
+    state, actions = new_match(rules, seed), []
+    while not state.is_over and state.deal <= deals:
+        yield state, actions
+        legal = state.legal()
+        action = legal[rng.randrange(len(legal))]
+        deck = (state.deal, state.redeal)
+        seat, state = state.to_move, state.apply(action)
+        actions = [*actions, (seat, action)] if (state.deal, state.redeal) == deck else []
+
+
+def _played(state):
+    """Each seat's cards played this deal, read from the tricks."""
+    played = [0, 0, 0, 0]
+    tricks = [(t.leader, t.cards) for t in state.tricks]
+    for leader, cards in [*tricks, (state.leader, state.trick)]:
+        for i, card in enumerate(cards):
+            played[(leader + i) & 3] |= 1 << card
+    return played
+
+
+def _other_hands(state, rng):
+    """The unplayed cards dealt again at random, each seat keeping its hand's size (and half the
+    time its count of each suit, so that more of the deals replay)."""
+    hands = list(state.hands)
+    for mask in SUIT_MASKS if rng.random() < 0.5 else (FULL_DECK,):
+        cards = [c for h in hands for c in range(32) if (h & mask) >> c & 1]
+        rng.shuffle(cards)
+        for seat, held in enumerate(hands):
+            size = (held & mask).bit_count()
+            hands[seat] = held & ~mask | sum(1 << c for c in cards[:size])
+            cards = cards[size:]
+    return tuple(hands)
+
+
+def _replayed(state, actions, hands):
+    """This deck's actions again from a deal of ``hands`` plus the cards played; None unless
+    each is the same seat's and legal and they lead to the same decision."""
+    played = _played(state)
+    dealt = tuple(h | p for h, p in zip(hands, played, strict=True))
+    replay = deal_state(
+        state.rules, dealt, dealer=state.dealer, deal=state.deal, score=state.score,
+        seed=state.seed, redeal=state.redeal, history=state.history, redeals=state.redeals,
+    )  # fmt: skip
+    for seat, action in actions:
+        if replay.to_move != seat or action not in replay.legal():
+            return None
+        replay = replay.apply(action)
+    if (replay.phase, replay.to_move) != (state.phase, state.to_move):
+        return None
+    return replay
+
+
+def test_with_hands_is_the_deal_replayed_on_those_hands():
+    """``with_hands`` gives what replaying the deck's actions from the other hands gives, field
+    by field: ``dealt`` is each seat's new hand plus its plays, and a before-play politaine run
+    under way is read again from the winner's new hand (it holds the rest of the suit or not)."""
+    rng = random.Random(3)
+    compared = dealt_moved = runs_started = runs_ended = 0
+    for rules in WITH_HANDS_RULES:
+        for seed in range(30):
+            for state, actions in _decisions(rules, seed, rng):
+                assert state.with_hands(state.hands) == state
+                hands = _other_hands(state, rng)
+                replay = _replayed(state, actions, hands)
+                if replay is None:
+                    continue
+                moved = state.with_hands(hands)
+                assert moved[:4] == replay[:4]
+                assert moved.table._asdict() == replay.table._asdict()
+                compared += 1
+                dealt_moved += moved.dealt != state.dealt
+                runs_started += state.run is None and moved.run is not None
+                runs_ended += state.run is not None and moved.run is None
+    assert compared > 8000 and dealt_moved > 5000 and runs_started > 20 and runs_ended > 5
