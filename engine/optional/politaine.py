@@ -3,8 +3,10 @@ one player with the T, 9 and A of one suit, in any order.
 
 ``first-card``: the run starts only with a card announced "politaine" (legal while its player
 holds all three), and a completed run always pays. [ruling] A new announcement while a run is
-under way ends that run. ``before-play``: any run counts, paying while its player has poules left
-of those he announced (``poules.py``). A player may score two runs in one deal.
+under way ends that run; it never takes effect, since a trick won by another seat or with another
+card already ends the run, and a failed announcement leaves it going. ``before-play``: any run
+counts, paying while its player has poules left of those he announced (``poules.py``). A player
+may score two runs in one deal.
 """
 
 from __future__ import annotations
