@@ -116,6 +116,13 @@ READINGS: dict[str, tuple[Evidence, bool, int]] = {
         True,
         1,
     ),
+    # The partner read by the model, the opponents' card play not read at all (round 41: what
+    # the reading of the opponents gives against a searcher of another family, ``ismcts``).
+    "model_p0.5_blind": (
+        replace(_SHIPPED, partner_shrewd=True, model=1, model_power=0.5, miss=1.0),
+        True,
+        1,
+    ),
     # Players of the suit-preference convention (``--players preference=M``, round 36) break
     # the twins reading: today's reading without it, then with the convention's message (the
     # ``_d`` and ``_df`` readings for players with ``preference_scope`` 1 and 3).
