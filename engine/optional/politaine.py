@@ -114,16 +114,13 @@ def trailing_run(
     if trick:
         held |= 1 << trick[0]
     count = 1
-    if len(tricks) > 1:
-        before = tricks[-2]
-        card = before.cards[(seat - before.leader) & 3]
-        if before.winner == seat and card >> 3 == suit and (card & 7) < 3:
-            if len(tricks) > 2:
-                first = tricks[-3]
-                card3 = first.cards[(seat - first.leader) & 3]
-                if first.winner == seat and card3 >> 3 == suit and (card3 & 7) < 3:
-                    return None  # the run was completed by the last trick
-            count = 2
-            held |= 1 << card
+    for earlier in reversed(tricks[-3:-1]):  # the two tricks before the last, latest first
+        card = earlier.cards[(seat - earlier.leader) & 3]
+        if earlier.winner != seat or card >> 3 != suit or (card & 7) > 2:
+            break
+        count += 1
+        held |= 1 << card
+    if count == 3:
+        return None  # the run was completed by the last trick
     full = TNA_MASKS[suit]
     return (seat, suit, count) if held & full == full else None
