@@ -63,9 +63,11 @@ def _silent(state: State, seat: int, melding: bool) -> State:
 
 
 class Determinizer:
-    """Draws engine states consistent with the view. Where no hidden card bears on the table
-    (every mode but before-play, whose politaine run depends on the hands) one rebuilt state
-    takes each draw's hands; otherwise each draw is rebuilt."""
+    """Draws engine states consistent with the view. Outside the before-play politaine one
+    rebuilt state takes each draw's hands (``State.with_hands``); under before-play each draw is
+    rebuilt. (``with_hands`` now also reads the before-play run from the hands, so one rebuilt
+    state would serve there too; the rebuild stays because switching would draw the random
+    numbers differently and change this bot's measured play.)"""
 
     def __init__(self, rules: RuleSet, view: View, rng: random.Random) -> None:
         self.rules = rules
